@@ -1,0 +1,172 @@
+//! Reads `workloads/catalogue.toml`: scenarios, variants and parameter matrices, as data.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::Deserialize;
+
+use crate::error::UsageError;
+
+/// A fixture a scenario needs started before its workers run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fixture {
+    /// The mock HTTP server.
+    Http,
+    /// PostgreSQL, seeded.
+    Postgres,
+    /// The TCP echo server.
+    Echo,
+}
+
+/// One scenario: a script and its variants.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name used with `--scenario`.
+    pub name: String,
+    /// Script file in the workloads folder.
+    pub script: String,
+    /// One line saying what is measured.
+    pub title: String,
+    /// What the scenario answers, for the report.
+    #[serde(default)]
+    pub question: String,
+    /// Fixtures to start.
+    #[serde(default)]
+    pub fixtures: Vec<Fixture>,
+    /// Variants, in report order.
+    pub variants: Vec<String>,
+    /// The variant speed-ups are computed against (default: the first).
+    #[serde(default)]
+    pub baseline: Option<String>,
+    /// Per-run time limit in seconds (the worker is killed past it).
+    #[serde(default = "default_timeout_s")]
+    pub timeout_s: f64,
+    /// Default parameters; an array value is a matrix axis.
+    #[serde(default)]
+    pub params: BTreeMap<String, toml::Value>,
+    /// Per-variant parameter overrides.
+    #[serde(default)]
+    pub variant_params: BTreeMap<String, BTreeMap<String, toml::Value>>,
+    /// Overrides applied with `--quick`.
+    #[serde(default)]
+    pub quick: BTreeMap<String, toml::Value>,
+    /// Cells to leave out: a table matches when every key matches (`variant` or a parameter;
+    /// an array lists accepted values).
+    #[serde(default)]
+    pub exclude: Vec<BTreeMap<String, toml::Value>>,
+    /// Whether the mock server's request count must equal ops + errors.
+    #[serde(default)]
+    pub check_server_requests: bool,
+}
+
+fn default_timeout_s() -> f64 {
+    300.0
+}
+
+/// The whole catalogue file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Catalogue {
+    /// Scenarios in catalogue order.
+    #[serde(rename = "scenario")]
+    pub scenarios: Vec<Scenario>,
+    /// Folder the catalogue was read from (scripts are relative to it).
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+impl Catalogue {
+    /// Reads and checks `DIR/catalogue.toml`.
+    pub fn load(dir: &Path) -> anyhow::Result<Catalogue> {
+        let path = dir.join("catalogue.toml");
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot read {}: {e}; run from the asynclab checkout or pass --workloads DIR",
+                path.display()
+            )
+        })?;
+        Self::parse(&text, dir).with_context(|| format!("in {}", path.display()))
+    }
+
+    /// Parses catalogue text; `dir` is where scripts live.
+    pub fn parse(text: &str, dir: &Path) -> anyhow::Result<Catalogue> {
+        let mut cat: Catalogue = toml::from_str(text).map_err(|e| {
+            anyhow::anyhow!("malformed catalogue: {}", e.to_string().replace('\n', " "))
+        })?;
+        cat.dir = dir.to_path_buf();
+        for s in &cat.scenarios {
+            if s.variants.is_empty() {
+                anyhow::bail!("scenario {} lists no variants", s.name);
+            }
+            for v in s.variant_params.keys() {
+                if !s.variants.contains(v) {
+                    anyhow::bail!(
+                        "scenario {}: variant_params names unknown variant {v}",
+                        s.name
+                    );
+                }
+            }
+            if let Some(b) = &s.baseline {
+                if !s.variants.contains(b) {
+                    anyhow::bail!(
+                        "scenario {}: baseline {b} is not one of its variants",
+                        s.name
+                    );
+                }
+            }
+            if !dir.join(&s.script).is_file() {
+                anyhow::bail!(
+                    "scenario {}: script {} not found in {}",
+                    s.name,
+                    s.script,
+                    dir.display()
+                );
+            }
+        }
+        Ok(cat)
+    }
+
+    /// Looks a scenario up by name; the error lists the known names.
+    pub fn get(&self, name: &str) -> Result<&Scenario, UsageError> {
+        self.scenarios
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| UsageError::UnknownScenario {
+                name: name.to_string(),
+                known: self.names().join(", "),
+            })
+    }
+
+    /// Scenario names in catalogue order.
+    pub fn names(&self) -> Vec<String> {
+        self.scenarios.iter().map(|s| s.name.clone()).collect()
+    }
+}
+
+impl Scenario {
+    /// The variant speed-ups are computed against.
+    pub fn baseline_variant(&self) -> &str {
+        self.baseline.as_deref().unwrap_or(&self.variants[0])
+    }
+
+    /// Every parameter name the scenario knows (defaults and per-variant ones).
+    pub fn param_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.params.keys().cloned().collect();
+        for vp in self.variant_params.values() {
+            names.extend(vp.keys().cloned());
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// A parameter's default value somewhere in the catalogue, to type-check overrides.
+    pub fn param_example(&self, key: &str) -> Option<&toml::Value> {
+        self.params
+            .get(key)
+            .or_else(|| self.variant_params.values().find_map(|vp| vp.get(key)))
+    }
+}

@@ -1,0 +1,161 @@
+//! What machine and software the numbers come from, and whether the machine looks quiet.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::python::PythonEnv;
+use crate::results::{Environment, PythonInfo};
+
+/// 1, 5 and 15 minute load averages.
+pub fn load_avg() -> [f64; 3] {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let v: Vec<f64> = text
+        .split_whitespace()
+        .take(3)
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    [
+        v.first().copied().unwrap_or(0.0),
+        v.get(1).copied().unwrap_or(0.0),
+        v.get(2).copied().unwrap_or(0.0),
+    ]
+}
+
+/// CPU model from /proc/cpuinfo.
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Logical CPUs available.
+pub fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// The frequency governor of cpu0, or "unavailable".
+pub fn governor() -> String {
+    std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unavailable".into())
+}
+
+fn kernel() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn memory_total_mib() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .map(|k| k / 1024)
+        .unwrap_or(0)
+}
+
+/// `git rev-parse HEAD` of the lab (with `-dirty`), or "unknown" outside a checkout.
+pub fn git_commit() -> String {
+    let out = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .output();
+    let Some(out) = out.ok().filter(|o| o.status.success()) else {
+        return "unknown".into();
+    };
+    let mut c = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let dirty = Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .output();
+    if dirty.map(|o| !o.stdout.is_empty()).unwrap_or(false) {
+        c.push_str("-dirty");
+    }
+    c
+}
+
+/// Asks an environment's interpreter to describe itself through the harness.
+pub fn describe_python(env: &PythonEnv, harness: &Path) -> PythonInfo {
+    let out = Command::new(&env.exe)
+        .arg(harness)
+        .args(["--describe", "--ctl-fd", "1"])
+        .output();
+    let v: serde_json::Value = out
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .last()
+                .and_then(|l| serde_json::from_str(l).ok())
+        })
+        .unwrap_or(serde_json::Value::Null);
+    let s = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+    PythonInfo {
+        version: env.version.clone(),
+        implementation: s("implementation"),
+        executable: env.exe.display().to_string(),
+        compiler: s("compiler"),
+        config_args: s("config_args"),
+        packages: v
+            .get("packages")
+            .and_then(|p| p.as_object())
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// Warnings about a machine that will make numbers noisy.
+pub fn noise_warnings(load: [f64; 3], cores: usize, governor: &str) -> Vec<String> {
+    let mut w = Vec::new();
+    if load[0] > 0.5 * cores as f64 {
+        w.push(format!(
+            "the machine is busy (1-minute load average {:.2} on {cores} cores): numbers will be noisy; stop other work and re-run",
+            load[0]
+        ));
+    }
+    if governor != "performance" && governor != "unavailable" {
+        w.push(format!(
+            "CPU frequency governor is '{governor}', not 'performance': clock changes add noise; `cpupower frequency-set -g performance` fixes it"
+        ));
+    }
+    w
+}
+
+/// The environment block, before the run.
+pub fn collect(pythons: &[PythonEnv], harness: &Path) -> Environment {
+    let load = load_avg();
+    let cores = cores();
+    let governor = governor();
+    Environment {
+        cpu_model: cpu_model(),
+        cores,
+        warnings: noise_warnings(load, cores, &governor),
+        governor,
+        kernel: kernel(),
+        memory_total_mib: memory_total_mib(),
+        load_avg_before: load,
+        load_avg_after: None,
+        git_commit: git_commit(),
+        pythons: pythons
+            .iter()
+            .map(|p| describe_python(p, harness))
+            .collect(),
+        postgres: None,
+        mock_http: None,
+    }
+}

@@ -1,0 +1,263 @@
+//! `summary.md`: one table per scenario plus the environment, for pasting into a decision record.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use super::{params_text, Exporter};
+use crate::results::{Cell, CellStatus, Results};
+use crate::stats;
+
+/// The Markdown exporter.
+pub struct MarkdownExporter;
+
+/// Formats a measured number with precision that follows its size (no value is altered
+/// beyond display precision).
+pub fn num(x: f64) -> String {
+    if !x.is_finite() {
+        return "–".into();
+    }
+    let a = x.abs();
+    if a >= 100.0 {
+        format!("{x:.0}")
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// Per-round throughputs of two cells, paired by round index.
+fn paired(a: &Cell, b: &Cell) -> (Vec<f64>, Vec<f64>) {
+    let mut xa = Vec::new();
+    let mut xb = Vec::new();
+    for ra in &a.runs {
+        if let Some(rb) = b.runs.iter().find(|r| r.round == ra.round) {
+            xa.push(ra.throughput_per_s);
+            xb.push(rb.throughput_per_s);
+        }
+    }
+    (xa, xb)
+}
+
+/// The baseline cell for `cell`: the first variant of its scenario on the same interpreter,
+/// sharing the most parameter values.
+pub fn baseline_for<'a>(
+    cell: &Cell,
+    cells: &'a [Cell],
+    baseline_variant: &str,
+) -> Option<&'a Cell> {
+    cells
+        .iter()
+        .filter(|c| {
+            c.scenario == cell.scenario
+                && c.python == cell.python
+                && c.variant == baseline_variant
+                && c.summary.is_some()
+        })
+        .max_by_key(|c| {
+            c.params
+                .iter()
+                .filter(|(k, v)| cell.params.get(*k) == Some(v))
+                .count()
+        })
+}
+
+/// "3.1× [2.9–3.3] ✓" or "1.02× [0.97–1.06] ~ (not significant)".
+pub fn ratio_text(cell: &Cell, base: &Cell) -> String {
+    if std::ptr::eq(cell, base) || cell.id == base.id {
+        return "baseline".into();
+    }
+    let (a, b) = paired(cell, base);
+    if a.len() < 2 {
+        return "–".into();
+    }
+    let c = stats::compare(&a, &b);
+    let mark = if c.significant {
+        "significant".to_string()
+    } else if stats::min_possible_p(a.len(), b.len()) > c.verdict.alpha {
+        "not significant (too few rounds)".to_string()
+    } else {
+        "not significant".to_string()
+    };
+    format!(
+        "{}× [{}–{}] {mark}",
+        num(c.ratio.ratio),
+        num(c.ratio.ci95_low),
+        num(c.ratio.ci95_high)
+    )
+}
+
+fn scenario_table(out: &mut String, name: &str, cells: &[&Cell], all: &[Cell]) {
+    let _ = writeln!(out, "## {name}\n");
+    // Parameters that vary between cells go in the table; constant ones above it.
+    let keys: BTreeSet<String> = cells
+        .iter()
+        .flat_map(|c| c.params.keys().cloned())
+        .collect();
+    let (varying, constant): (Vec<String>, Vec<String>) = keys.into_iter().partition(|k| {
+        cells
+            .iter()
+            .any(|c| c.params.get(k) != cells[0].params.get(k))
+    });
+    if !constant.is_empty() {
+        let _ = writeln!(
+            out,
+            "Parameters: {}\n",
+            params_text(&cells[0].params, &constant)
+        );
+    }
+    let base_variant = cells[0].variant.clone();
+    let _ = writeln!(out, "| variant | python | params | throughput /s, median (min–max) | vs {base_variant} (95% CI) | wall s | CPU s | peak RSS Δ MiB | latency p50 / p95 / p99 / max ms | errors |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
+    for c in cells {
+        let params = params_text(&c.params, &varying);
+        match (&c.summary, c.status) {
+            (Some(s), status) => {
+                let t = &s.throughput_per_s;
+                let vs = baseline_for(c, all, &base_variant)
+                    .map(|b| ratio_text(c, b))
+                    .unwrap_or_else(|| "–".into());
+                let lat = s
+                    .latency_ms
+                    .as_ref()
+                    .map(|l| {
+                        format!(
+                            "{} / {} / {} / {}",
+                            num(l.p50),
+                            num(l.p95),
+                            num(l.p99),
+                            num(l.max)
+                        )
+                    })
+                    .unwrap_or_else(|| "–".into());
+                let failed = if status == CellStatus::Failed {
+                    " (failed)"
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    out,
+                    "| {}{failed} | {} | {params} | {} ({}–{}) | {vs} | {} | {} | {} | {lat} | {} |",
+                    c.variant,
+                    c.python,
+                    num(t.median),
+                    num(t.min),
+                    num(t.max),
+                    num(s.wall_s.median),
+                    num(s.cpu_s.median),
+                    num(s.peak_rss_delta_mib.median),
+                    s.errors
+                );
+            }
+            (None, _) => {
+                let why = c
+                    .failure
+                    .as_deref()
+                    .unwrap_or("not measured")
+                    .lines()
+                    .next()
+                    .unwrap_or("");
+                let why: String = why.chars().take(160).collect();
+                let _ = writeln!(
+                    out,
+                    "| {} (failed) | {} | {params} | {why} | | | | | | |",
+                    c.variant, c.python
+                );
+            }
+        }
+    }
+    let kinds: BTreeSet<&str> = cells
+        .iter()
+        .filter_map(|c| c.summary.as_ref()?.latency_ms.as_ref())
+        .map(|l| l.kind.as_str())
+        .collect();
+    if kinds.contains("service") {
+        let _ = writeln!(
+            out,
+            "\nLatency is per operation, closed loop, from the moment each operation was actually sent (service time), pooled over rounds."
+        );
+    }
+    let _ = writeln!(out);
+}
+
+impl Exporter for MarkdownExporter {
+    fn file_name(&self) -> &'static str {
+        "summary.md"
+    }
+    fn render(&self, r: &Results) -> anyhow::Result<Vec<u8>> {
+        let mut out = String::new();
+        let _ = writeln!(out, "# asynclab results\n");
+        let _ = writeln!(
+            out,
+            "{} rounds after {} warm-up(s), cells interleaved in rotating order, each run a fresh process; medians with min–max over rounds. Ratios are of median throughput with a bootstrap 95% interval paired by round; significance by a two-sided Mann–Whitney U test at α = 0.05.\n",
+            r.method.rounds, r.method.warmups
+        );
+        let mut scenarios: Vec<&str> = Vec::new();
+        for c in &r.cells {
+            if !scenarios.contains(&c.scenario.as_str()) {
+                scenarios.push(&c.scenario);
+            }
+        }
+        for s in scenarios {
+            let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.scenario == s).collect();
+            scenario_table(&mut out, s, &cells, &r.cells);
+        }
+        let warnings: Vec<&String> = r
+            .env
+            .warnings
+            .iter()
+            .chain(r.cells.iter().flat_map(|c| c.warnings.iter()))
+            .collect();
+        if !warnings.is_empty() {
+            let _ = writeln!(out, "## Warnings\n");
+            for w in warnings {
+                let _ = writeln!(out, "- {w}");
+            }
+            let _ = writeln!(out);
+        }
+        let e = &r.env;
+        let _ = writeln!(out, "## Environment\n");
+        let _ = writeln!(
+            out,
+            "- CPU: {} ({} cores), governor: {}",
+            e.cpu_model, e.cores, e.governor
+        );
+        let _ = writeln!(
+            out,
+            "- Memory: {} MiB; kernel {}",
+            e.memory_total_mib, e.kernel
+        );
+        let la = |l: [f64; 3]| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]);
+        let _ = writeln!(
+            out,
+            "- Load average before: {}; after: {}",
+            la(e.load_avg_before),
+            e.load_avg_after.map(la).unwrap_or_else(|| "–".into())
+        );
+        for p in &e.pythons {
+            let pk: Vec<String> = p.packages.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            let _ = writeln!(
+                out,
+                "- Python {} ({}, {}): {}",
+                p.version,
+                p.implementation,
+                p.compiler,
+                pk.join(", ")
+            );
+        }
+        if let Some(pg) = &e.postgres {
+            let _ = writeln!(out, "- PostgreSQL: {pg}");
+        }
+        if let Some(m) = &e.mock_http {
+            let _ = writeln!(out, "- Mock HTTP server: {m}");
+        }
+        let _ = writeln!(
+            out,
+            "- asynclab {} at commit {}; started {}",
+            r.generated_by, e.git_commit, r.started_at
+        );
+        Ok(out.into_bytes())
+    }
+}

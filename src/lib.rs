@@ -1,0 +1,280 @@
+//! asynclab: does Python asyncio beat sync code, threads or processes for this workload shape?
+//!
+//! Data flows one way: options -> catalogue -> matrix of cells -> scheduler -> executor ->
+//! child process -> result -> stats -> exporters. `run` is the whole program, so tests call
+//! it directly; `main.rs` only parses and prints errors.
+
+pub mod catalogue;
+pub mod cli;
+pub mod doctor;
+pub mod envinfo;
+pub mod error;
+pub mod export;
+pub mod fixtures;
+pub mod interrupt;
+pub mod python;
+pub mod results;
+pub mod runner;
+pub mod stats;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use catalogue::{Catalogue, Fixture};
+pub use cli::Opts;
+use cli::{Command, EnvArgs, RunArgs};
+use error::UsageError;
+use export::Exporter;
+use python::PythonEnv;
+use results::{Cell, Method, Results, SCHEMA_VERSION};
+use runner::process::{FixtureAddrs, ProcessExecutor};
+use runner::scheduler::{new_cell, run_interleaved, Plan};
+
+/// Runs a parsed command line; the exit code on success.
+pub fn run(opts: Opts) -> anyhow::Result<i32> {
+    interrupt::install();
+    match opts.command {
+        Command::Run(args) => run_matrix(&args),
+        Command::List(common) => {
+            let cat = Catalogue::load(&common.workloads)?;
+            for s in &cat.scenarios {
+                println!(
+                    "{:<14} {}  [variants: {}]",
+                    s.name,
+                    s.title,
+                    s.variants.join(", ")
+                );
+            }
+            Ok(0)
+        }
+        Command::Envs(args) => {
+            for env in prepare_pythons(&args)? {
+                println!("Python {} ready: {}", env.version, env.exe.display());
+            }
+            Ok(0)
+        }
+        Command::MockServer(a) => {
+            fixtures::mock_http::run_standalone(std::net::SocketAddr::new(a.host, a.port))?;
+            Ok(0)
+        }
+        Command::SelfCheck => {
+            let report = fixtures::selfcheck::run(fixtures::selfcheck::SelfCheckOpts::default())?;
+            println!("{report}");
+            Ok(if report.is_fit() { 0 } else { 1 })
+        }
+        Command::Doctor => {
+            let missing = doctor::print();
+            Ok(if missing == 0 { 0 } else { 1 })
+        }
+        Command::Report(a) => {
+            let path = a.dir.join("results.json");
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let results: Results = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not a results document", path.display()))?;
+            export::write_all(&results, &a.dir)?;
+            println!("report regenerated in {}", a.dir.display());
+            Ok(0)
+        }
+    }
+}
+
+/// The interpreters to use when `--python` is not given: 3.12, else `python3`.
+fn default_pythons() -> Vec<String> {
+    if python::find_interpreter("3.12").is_ok() {
+        vec!["3.12".into()]
+    } else {
+        vec!["python3".into()]
+    }
+}
+
+/// Finds each interpreter and builds or reuses its environment.
+pub fn prepare_pythons(args: &EnvArgs) -> anyhow::Result<Vec<PythonEnv>> {
+    let specs = if args.python.is_empty() {
+        default_pythons()
+    } else {
+        args.python.clone()
+    };
+    let mut envs = Vec::new();
+    for spec in specs {
+        let interp = if spec == "python3" {
+            let exe = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                .map(|d| d.join("python3"))
+                .find(|p| p.is_file())
+                .context("--python: no python3 on PATH; install Python 3.10+ or pass --python /path/to/python")?;
+            python::find_interpreter(&exe.display().to_string())?
+        } else {
+            python::find_interpreter(&spec)?
+        };
+        let env = python::prepare_env(&interp, &args.common.workloads, &args.venvs)?;
+        if !envs.iter().any(|e: &PythonEnv| e.version == env.version) {
+            envs.push(env);
+        }
+    }
+    Ok(envs)
+}
+
+/// The results folder: `--out`, or `results/<timestamp>`; refuses to overwrite results.
+fn out_dir(args: &RunArgs) -> anyhow::Result<PathBuf> {
+    let dir = match &args.out {
+        Some(d) => d.clone(),
+        None => {
+            PathBuf::from("results").join(chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string())
+        }
+    };
+    if dir.join("results.json").exists() {
+        return Err(UsageError::Flag {
+            flag: "--out",
+            message: format!("{} already holds results.json; choose a new folder so no measurement is overwritten", dir.display()),
+        }
+        .into());
+    }
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("--out: cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Points `results/latest` at the newest run (best effort).
+fn mark_latest(dir: &Path) {
+    if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
+        let link = parent.join("latest");
+        let _ = std::fs::remove_file(&link);
+        let _ = std::os::unix::fs::symlink(name, &link);
+    }
+}
+
+fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
+    let workloads = &args.env.common.workloads;
+    let cat = Catalogue::load(workloads)?;
+    let names: Vec<String> = if args.scenario.iter().any(|s| s == "all") {
+        cat.names()
+    } else {
+        args.scenario.clone()
+    };
+    let scenarios = names
+        .iter()
+        .map(|n| cat.get(n))
+        .collect::<Result<Vec<_>, _>>()?;
+    runner::matrix::check_overrides(&scenarios, &args.params)?;
+    let rounds = args.rounds.unwrap_or(if args.quick { 3 } else { 5 });
+    if rounds == 0 {
+        return Err(UsageError::Flag {
+            flag: "--rounds",
+            message: "must be at least 1 (3 or more to get an interval)".into(),
+        }
+        .into());
+    }
+    let harness = std::path::absolute(workloads.join("harness.py"))?;
+    if !harness.is_file() {
+        anyhow::bail!(
+            "{} not found: pass --workloads DIR pointing at the asynclab workloads folder",
+            harness.display()
+        );
+    }
+    let pythons = prepare_pythons(&args.env)?;
+    let mut specs_by_scenario = Vec::new();
+    for s in &scenarios {
+        let specs = runner::matrix::expand(
+            s,
+            &std::path::absolute(&cat.dir)?,
+            &pythons,
+            &args.params,
+            args.quick,
+        )?;
+        specs_by_scenario.push(specs);
+    }
+    let needs = |f: Fixture| scenarios.iter().any(|s| s.fixtures.contains(&f));
+
+    // Fixtures: guards that stop them on return, error or Ctrl-C.
+    let http = if needs(Fixture::Http) {
+        Some(
+            fixtures::mock_http::MockHttp::start("127.0.0.1:0".parse()?)
+                .context("starting the mock HTTP server")?,
+        )
+    } else {
+        None
+    };
+    let pg = if needs(Fixture::Postgres) {
+        Some(fixtures::postgres::Postgres::provide(args.pg)?)
+    } else {
+        None
+    };
+    interrupt::check()?;
+
+    let dir = out_dir(args)?;
+    let mut env = envinfo::collect(&pythons, &harness);
+    env.mock_http = http.as_ref().map(|h| h.url());
+    env.postgres = pg.as_ref().map(|p| p.describe());
+    let mut results = Results {
+        schema_version: SCHEMA_VERSION,
+        generated_by: format!("asynclab {}", env!("CARGO_PKG_VERSION")),
+        started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        env,
+        method: Method {
+            rounds,
+            warmups: args.warmups,
+            order: "interleaved: every cell once per round, order rotated by one each round".into(),
+            quick: args.quick,
+        },
+        cells: Vec::new(),
+    };
+    let counter: Option<Arc<dyn Fn() -> u64 + Send + Sync>> = http.as_ref().map(|h| {
+        let stats = h.stats();
+        Arc::new(move || stats.requests()) as Arc<dyn Fn() -> u64 + Send + Sync>
+    });
+    let mut exec = ProcessExecutor {
+        harness,
+        fixtures: FixtureAddrs {
+            http_url: http.as_ref().map(|h| h.url()),
+            database_url: pg.as_ref().map(|p| p.url().to_string()),
+            echo_addr: None,
+        },
+        http_requests: counter,
+    };
+    let json_path = dir.join("results.json");
+    eprintln!("asynclab: writing results to {}", dir.display());
+    mark_latest(&dir);
+    let plan = Plan {
+        rounds,
+        warmups: args.warmups,
+    };
+    let mut measured: Vec<Cell> = Vec::new();
+    let outcome = (|| -> anyhow::Result<()> {
+        for specs in &specs_by_scenario {
+            let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
+            let mut save = |current: &[Cell]| -> anyhow::Result<()> {
+                let mut doc = results.clone();
+                doc.cells = measured.iter().chain(current.iter()).cloned().collect();
+                export::write_atomic(&json_path, &export::JsonExporter.render(&doc)?)
+            };
+            let mut progress = |line: &str| eprintln!("asynclab: {line}");
+            let r = run_interleaved(specs, plan, &mut exec, &mut cells, &mut save, &mut progress);
+            measured.extend(cells);
+            r?;
+        }
+        Ok(())
+    })();
+    results.cells = measured;
+    results.env.load_avg_after = Some(envinfo::load_avg());
+    export::write_all(&results, &dir)?;
+    outcome?;
+    let failed: Vec<&str> = results
+        .cells
+        .iter()
+        .filter(|c| c.status == results::CellStatus::Failed)
+        .map(|c| c.id.as_str())
+        .collect();
+    println!("asynclab: report in {}", dir.join("summary.md").display());
+    if !failed.is_empty() {
+        eprintln!(
+            "asynclab: {} cell(s) failed ({}); see the failure column of {}",
+            failed.len(),
+            failed.join(", "),
+            dir.join("summary.md").display()
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}

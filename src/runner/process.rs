@@ -1,0 +1,378 @@
+//! The real executor: one fresh Python worker per run, driven over the ready/go/done protocol
+//! (see docs/protocol.md) and measured from outside through /proc.
+
+use std::io::{BufRead, BufReader, Read, Seek, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::executor::{Executor, RunError};
+use super::matrix::CellSpec;
+use super::sampler;
+use crate::interrupt;
+use crate::results::RunRecord;
+
+/// Lines of a failed worker's stderr kept in the cell's failure text.
+const STDERR_TAIL_LINES: usize = 12;
+/// How long a worker may take to import and set up before it must say `ready`.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long after `done` the result document may take.
+const RESULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Environment variables a worker inherits; everything else is dropped (as pyperf does).
+const ENV_WHITELIST: &[&str] = &[
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "SYSTEMROOT",
+    "TERM",
+];
+
+/// Addresses of the fixtures that are running, passed to workers as `--fixtures`.
+#[derive(Debug, Clone, Default)]
+pub struct FixtureAddrs {
+    /// Base URL of the mock HTTP server.
+    pub http_url: Option<String>,
+    /// PostgreSQL URL.
+    pub database_url: Option<String>,
+    /// host:port of the TCP echo server.
+    pub echo_addr: Option<String>,
+}
+
+/// Runs workers as real processes.
+pub struct ProcessExecutor {
+    /// `workloads/harness.py`.
+    pub harness: PathBuf,
+    /// Fixture addresses.
+    pub fixtures: FixtureAddrs,
+    /// Reads the mock server's served-request counter, when it runs.
+    pub http_requests: Option<Arc<dyn Fn() -> u64 + Send + Sync>>,
+}
+
+/// A spawned worker that is killed (its whole process group) if dropped while running.
+struct Worker {
+    child: Child,
+    pgid: i32,
+    lines: Receiver<String>,
+    stderr: std::fs::File,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            // SAFETY: signalling our own child's process group.
+            unsafe {
+                libc::kill(-self.pgid, libc::SIGKILL);
+            }
+        }
+        let _ = self.child.wait();
+        // Children of the worker (a pool left behind) die with the group.
+        // SAFETY: as above; ESRCH when the group is already gone.
+        unsafe {
+            libc::kill(-self.pgid, libc::SIGKILL);
+        }
+        interrupt::unregister(-self.pgid);
+    }
+}
+
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two fds we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both fds are fresh and owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+impl Worker {
+    fn spawn(exec: &ProcessExecutor, cell: &CellSpec) -> Result<Worker, RunError> {
+        let failed = |m: String| RunError::Failed(m);
+        let (read_end, write_end) =
+            pipe().map_err(|e| failed(format!("cannot create the control pipe: {e}")))?;
+        let stderr =
+            tempfile::tempfile().map_err(|e| failed(format!("cannot create a temp file: {e}")))?;
+        let mut fixtures = serde_json::Map::new();
+        if let Some(u) = &exec.fixtures.http_url {
+            fixtures.insert("http_url".into(), u.clone().into());
+        }
+        if let Some(u) = &exec.fixtures.database_url {
+            fixtures.insert("database_url".into(), u.clone().into());
+        }
+        if let Some(u) = &exec.fixtures.echo_addr {
+            fixtures.insert("echo_addr".into(), u.clone().into());
+        }
+        let mut cmd = Command::new(&cell.python.exe);
+        cmd.arg(&exec.harness)
+            .arg("--script")
+            .arg(&cell.script)
+            .arg("--variant")
+            .arg(&cell.variant)
+            .arg("--params")
+            .arg(serde_json::to_string(&cell.params).unwrap_or_default())
+            .arg("--fixtures")
+            .arg(Value::Object(fixtures).to_string())
+            .arg("--ctl-fd")
+            .arg("3")
+            .env_clear()
+            .envs(
+                ENV_WHITELIST
+                    .iter()
+                    .filter_map(|k| std::env::var_os(k).map(|v| (k, v))),
+            )
+            .env("PYTHONHASHSEED", "0")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONUNBUFFERED", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(stderr.try_clone().map_err(|e| failed(e.to_string()))?)
+            .process_group(0);
+        let raw_write = std::os::fd::AsRawFd::as_raw_fd(&write_end);
+        // SAFETY: only async-signal-safe calls (dup2, prctl) between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(raw_write, 3) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().map_err(|e| {
+            failed(format!(
+                "cannot start {}: {e}; run `make envs` to build the Python environments",
+                cell.python.exe.display()
+            ))
+        })?;
+        drop(write_end);
+        let pgid = child.id() as i32;
+        interrupt::register(-pgid);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(std::fs::File::from(read_end)).lines() {
+                let Ok(l) = line else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Worker {
+            child,
+            pgid,
+            lines: rx,
+            stderr,
+        })
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// The last lines of the worker's stderr, joined on one line.
+    fn stderr_tail(&mut self) -> String {
+        let mut text = String::new();
+        let _ = self.stderr.rewind();
+        let _ = self.stderr.read_to_string(&mut text);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail = &lines[lines.len().saturating_sub(STDERR_TAIL_LINES)..];
+        if tail.is_empty() {
+            "(stderr empty)".into()
+        } else {
+            tail.join(" | ")
+        }
+    }
+
+    /// Like [`Worker::wait_inner`], but a failure caused by Ctrl-C (the worker got SIGINT too)
+    /// is reported as an interruption, not as a failed cell.
+    fn wait_for(
+        &mut self,
+        want: &str,
+        limit: Duration,
+        cell: &CellSpec,
+    ) -> Result<Value, RunError> {
+        let r = self.wait_inner(want, limit, cell);
+        if r.is_err() && interrupt::interrupted() {
+            return Err(RunError::Interrupted);
+        }
+        r
+    }
+
+    /// Waits for the event `want`; an `error` event, an exit or the deadline fail the run.
+    fn wait_inner(
+        &mut self,
+        want: &str,
+        limit: Duration,
+        cell: &CellSpec,
+    ) -> Result<Value, RunError> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if interrupt::interrupted() {
+                return Err(RunError::Interrupted);
+            }
+            match self.lines.recv_timeout(Duration::from_millis(50)) {
+                Ok(line) => {
+                    let msg: Value = serde_json::from_str(&line).map_err(|_| {
+                        RunError::Failed(format!(
+                            "worker wrote a malformed control line: {}",
+                            line.chars().take(200).collect::<String>()
+                        ))
+                    })?;
+                    match msg.get("event").and_then(Value::as_str) {
+                        Some(e) if e == want => return Ok(msg),
+                        Some("error") => {
+                            let m = msg
+                                .get("message")
+                                .and_then(Value::as_str)
+                                .unwrap_or("unknown error")
+                                .to_string();
+                            let _ = self.child.wait();
+                            return Err(RunError::Failed(format!(
+                                "worker error: {m}; stderr: {}",
+                                self.stderr_tail()
+                            )));
+                        }
+                        _ => {
+                            return Err(RunError::Failed(format!(
+                                "protocol: expected '{want}', got: {line}"
+                            )));
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                    if let Ok(Some(status)) = self.child.try_wait() {
+                        // Drain what it wrote before exiting.
+                        if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
+                            if line.contains(&format!("\"{want}\"")) {
+                                return serde_json::from_str(&line)
+                                    .map_err(|e| RunError::Failed(e.to_string()));
+                            }
+                            if line.contains("\"error\"") {
+                                let msg: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+                                let m = msg
+                                    .get("message")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("unknown error")
+                                    .to_string();
+                                return Err(RunError::Failed(format!(
+                                    "worker error: {m}; stderr: {}",
+                                    self.stderr_tail()
+                                )));
+                            }
+                        }
+                        return Err(RunError::Failed(format!(
+                            "worker crashed ({status}) before '{want}'; stderr: {}",
+                            self.stderr_tail()
+                        )));
+                    }
+                    if Instant::now() > deadline {
+                        return Err(RunError::Failed(format!(
+                            "worker hung: no '{want}' within {:.0} s (raise timeout_s of scenario {} in the catalogue if it is just slow); killed; stderr: {}",
+                            limit.as_secs_f64(),
+                            cell.scenario,
+                            self.stderr_tail()
+                        )));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn kib_to_mib(k: u64) -> f64 {
+    k as f64 / 1024.0
+}
+
+impl Executor for ProcessExecutor {
+    fn execute(&mut self, cell: &CellSpec, round: Option<usize>) -> Result<RunRecord, RunError> {
+        let mut w = Worker::spawn(self, cell)?;
+        w.wait_for("ready", SETUP_TIMEOUT, cell)?;
+        let pid = w.pid();
+        sampler::reset_peaks(pid);
+        let baseline_kib = sampler::tree_rss_kib(pid);
+        let cpu_before = sampler::tree_cpu_s(pid);
+        let requests_before = self.http_requests.as_ref().map(|f| f());
+        let sampler = sampler::PeakSampler::start(pid);
+        let go = Instant::now();
+        {
+            let stdin = w
+                .child
+                .stdin
+                .as_mut()
+                .ok_or_else(|| RunError::Failed("worker has no stdin".into()))?;
+            stdin
+                .write_all(b"go\n")
+                .and_then(|_| stdin.flush())
+                .map_err(|e| {
+                    RunError::Failed(format!("cannot send go: {e}; stderr: {}", w.stderr_tail()))
+                })?;
+        }
+        let done = w.wait_for("done", cell.timeout, cell);
+        let wall_s = go.elapsed().as_secs_f64();
+        let cpu_after = sampler::tree_cpu_s(pid);
+        let root_hwm = sampler::hwm_kib(pid).unwrap_or(0);
+        let sampled_peak = sampler.finish();
+        done?;
+        let result = w.wait_for("result", RESULT_TIMEOUT, cell)?;
+        // Let the worker tear down; its children go with the group when dropped.
+        let exit_deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < exit_deadline {
+            if let Ok(Some(_)) = w.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let server_requests = match (&self.http_requests, requests_before) {
+            (Some(f), Some(before)) => Some(f().saturating_sub(before)),
+            _ => None,
+        };
+        let peak_kib = sampled_peak.max(root_hwm).max(baseline_kib);
+        let get_u64 = |k: &str| result.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let ops = get_u64("ops");
+        let latencies_ms: Vec<f64> = result
+            .get("latencies_ms")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_f64).collect())
+            .unwrap_or_default();
+        Ok(RunRecord {
+            round: round.unwrap_or(0),
+            wall_s,
+            inside_wall_s: result
+                .get("inside_wall_s")
+                .and_then(Value::as_f64)
+                .unwrap_or(f64::NAN),
+            cpu_s: (cpu_after - cpu_before).max(0.0),
+            baseline_rss_mib: kib_to_mib(baseline_kib),
+            peak_rss_mib: kib_to_mib(peak_kib),
+            peak_rss_delta_mib: kib_to_mib(peak_kib - baseline_kib),
+            ops,
+            errors: get_u64("errors"),
+            server_requests,
+            throughput_per_s: ops as f64 / wall_s,
+            latency_kind: result
+                .get("latency_kind")
+                .and_then(Value::as_str)
+                .unwrap_or("service")
+                .to_string(),
+            latencies_ms,
+            error_samples: result
+                .get("error_samples")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .take(5)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            extra: result.get("extra").cloned().unwrap_or(Value::Null),
+        })
+    }
+}

@@ -1,0 +1,164 @@
+//! Reads a worker's process tree from /proc: RSS, peak RSS and CPU time, summed over the tree.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How often the tree's RSS is sampled while a run is timed. Peaks shorter than this can be
+/// missed in child processes; the root process's own peak is exact (VmHWM).
+pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(20);
+
+fn clk_tck() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// The pid and all its live descendants, root first.
+pub fn tree(root: i32) -> Vec<i32> {
+    let mut out = vec![root];
+    let mut i = 0;
+    while i < out.len() {
+        let pid = out[i];
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for task in tasks.flatten() {
+                if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+                    out.extend(
+                        text.split_whitespace()
+                            .filter_map(|s| s.parse::<i32>().ok()),
+                    );
+                }
+            }
+        }
+        i += 1;
+    }
+    out.dedup();
+    out
+}
+
+/// A `VmXXX:` field of /proc/PID/status in KiB.
+fn status_kib(pid: i32, field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    text.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+}
+
+/// Resident set size of the tree, KiB.
+pub fn tree_rss_kib(root: i32) -> u64 {
+    tree(root)
+        .iter()
+        .filter_map(|p| status_kib(*p, "VmRSS:"))
+        .sum()
+}
+
+/// Peak RSS (VmHWM) of one process since start or the last [`reset_peaks`], KiB.
+pub fn hwm_kib(pid: i32) -> Option<u64> {
+    status_kib(pid, "VmHWM:")
+}
+
+/// Resets the peak RSS of every process of the tree to its current RSS (clear_refs = 5).
+pub fn reset_peaks(root: i32) {
+    for pid in tree(root) {
+        let _ = std::fs::write(format!("/proc/{pid}/clear_refs"), "5");
+    }
+}
+
+/// utime + stime (+ reaped children's) of one process, in seconds.
+fn cpu_s(pid: i32, with_reaped: bool) -> f64 {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let Some(rest) = text.rfind(')').map(|i| &text[i + 2..]) else {
+        return 0.0;
+    };
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .map(|s| s.parse().unwrap_or(0.0))
+        .collect();
+    // rest[0] is field 3 (state); utime=14, stime=15, cutime=16, cstime=17 (1-based).
+    let get = |n: usize| f.get(n - 3).copied().unwrap_or(0.0);
+    let mut ticks = get(14) + get(15);
+    if with_reaped {
+        ticks += get(16) + get(17);
+    }
+    ticks / clk_tck()
+}
+
+/// CPU seconds used by the tree: live processes plus children they already reaped.
+pub fn tree_cpu_s(root: i32) -> f64 {
+    tree(root).iter().map(|p| cpu_s(*p, true)).sum()
+}
+
+/// Samples the tree's RSS in a background thread until stopped; returns the largest sum seen.
+pub struct PeakSampler {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<u64>>,
+}
+
+impl PeakSampler {
+    /// Starts sampling `root`'s tree every [`SAMPLE_INTERVAL`].
+    pub fn start(root: i32) -> PeakSampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut peak = 0;
+            loop {
+                peak = peak.max(tree_rss_kib(root));
+                if flag.load(Ordering::Relaxed) {
+                    return peak;
+                }
+                std::thread::sleep(SAMPLE_INTERVAL);
+            }
+        });
+        PeakSampler {
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    /// Stops sampling (after one last sample) and returns the peak tree RSS in KiB.
+    pub fn finish(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.take().and_then(|h| h.join().ok()).unwrap_or(0)
+    }
+}
+
+impl Drop for PeakSampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_process_is_measurable() {
+        let me = std::process::id() as i32;
+        assert!(tree_rss_kib(me) > 0);
+        assert!(hwm_kib(me).unwrap() >= status_kib(me, "VmRSS:").unwrap());
+        assert!(tree(me)[0] == me);
+    }
+
+    #[test]
+    fn children_are_found_and_summed() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let me = std::process::id() as i32;
+        let t = tree(me);
+        assert!(t.contains(&(child.id() as i32)), "{t:?}");
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}

@@ -1,0 +1,221 @@
+//! Runs cells in interleaved rounds after warm-ups (A B C D, B C D A, ...) and keeps the
+//! results document current after every run.
+
+use super::executor::{Executor, RunError};
+use super::matrix::CellSpec;
+use super::summarize::summarize_cell;
+use crate::results::{Cell, CellStatus};
+
+/// Rounds and warm-ups.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    /// Measured rounds per cell.
+    pub rounds: usize,
+    /// Warm-up runs per cell, discarded.
+    pub warmups: usize,
+}
+
+/// A new, empty results cell for a spec.
+pub fn new_cell(spec: &CellSpec) -> Cell {
+    Cell {
+        id: spec.id.clone(),
+        scenario: spec.scenario.clone(),
+        variant: spec.variant.clone(),
+        python: spec.python.version.clone(),
+        event_loop: spec
+            .params
+            .get("loop")
+            .and_then(|v| v.as_str())
+            .map(String::from),
+        params: spec.params.clone(),
+        status: CellStatus::Running,
+        failure: None,
+        runs: Vec::new(),
+        summary: None,
+        warnings: Vec::new(),
+    }
+}
+
+/// The order of cell indices in round `r`: rotated by `r`, so each cell takes each position.
+pub fn round_order(n: usize, r: usize) -> Vec<usize> {
+    (0..n).map(|i| (i + r) % n).collect()
+}
+
+/// Measures `specs` (one scenario's cells) into `cells[offset..offset + specs.len()]`, calling
+/// `save` after every run so nothing measured is lost. A failing cell is marked failed and
+/// skipped in later rounds; the others go on. Ctrl-C returns an error after saving.
+pub fn run_interleaved(
+    specs: &[CellSpec],
+    plan: Plan,
+    exec: &mut dyn Executor,
+    cells: &mut [Cell],
+    save: &mut dyn FnMut(&[Cell]) -> anyhow::Result<()>,
+    progress: &mut dyn FnMut(&str),
+) -> anyhow::Result<()> {
+    assert_eq!(specs.len(), cells.len());
+    let n = specs.len();
+    let total = plan.warmups + plan.rounds;
+    for step in 0..total {
+        let warm = step < plan.warmups;
+        let round = step.saturating_sub(plan.warmups);
+        for i in round_order(n, step) {
+            if cells[i].status == CellStatus::Failed {
+                continue;
+            }
+            let label = if warm {
+                "warm-up".to_string()
+            } else {
+                format!("round {}/{}", round + 1, plan.rounds)
+            };
+            progress(&format!("{label}: {}", specs[i].id));
+            match exec.execute(&specs[i], (!warm).then_some(round)) {
+                Ok(record) => {
+                    if !warm {
+                        cells[i].runs.push(record);
+                        let (summary, warnings) = summarize_cell(&specs[i], &cells[i].runs);
+                        cells[i].summary = Some(summary);
+                        cells[i].warnings = warnings;
+                    }
+                }
+                Err(RunError::Failed(msg)) => {
+                    progress(&format!(
+                        "FAILED {}: {}",
+                        specs[i].id,
+                        msg.lines().next().unwrap_or("")
+                    ));
+                    cells[i].status = CellStatus::Failed;
+                    cells[i].failure = Some(format!("{label}: {msg}"));
+                }
+                Err(RunError::Interrupted) => {
+                    save(cells)?;
+                    crate::interrupt::check()?;
+                    anyhow::bail!("interrupted");
+                }
+            }
+            save(cells)?;
+        }
+    }
+    for c in cells.iter_mut() {
+        if c.status == CellStatus::Running {
+            c.status = CellStatus::Ok;
+        }
+    }
+    save(cells)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::PythonEnv;
+    use crate::results::RunRecord;
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    /// Records the order of calls and fails chosen variants; starts no process.
+    struct MockExecutor {
+        calls: Vec<(String, Option<usize>)>,
+        fail: Option<&'static str>,
+    }
+
+    impl Executor for MockExecutor {
+        fn execute(
+            &mut self,
+            cell: &CellSpec,
+            round: Option<usize>,
+        ) -> Result<RunRecord, RunError> {
+            self.calls.push((cell.variant.clone(), round));
+            if self.fail == Some(cell.variant.as_str()) {
+                return Err(RunError::Failed("boom; stderr: Traceback".into()));
+            }
+            Ok(RunRecord {
+                round: round.unwrap_or(0),
+                wall_s: 1.0,
+                inside_wall_s: 1.0,
+                cpu_s: 0.5,
+                baseline_rss_mib: 10.0,
+                peak_rss_mib: 12.0,
+                peak_rss_delta_mib: 2.0,
+                ops: 10,
+                errors: 0,
+                server_requests: None,
+                throughput_per_s: 10.0,
+                latency_kind: "service".into(),
+                latencies_ms: vec![1.0, 2.0, 3.0],
+                error_samples: vec![],
+                extra: serde_json::Value::Null,
+            })
+        }
+    }
+
+    fn spec(variant: &str) -> CellSpec {
+        CellSpec {
+            id: format!("s/{variant}"),
+            scenario: "s".into(),
+            script: "s.py".into(),
+            variant: variant.into(),
+            params: BTreeMap::new(),
+            python: PythonEnv::fake("3.12.1"),
+            timeout: Duration::from_secs(1),
+            fixtures: vec![],
+            check_server_requests: false,
+        }
+    }
+
+    fn run(fail: Option<&'static str>) -> (MockExecutor, Vec<Cell>, usize) {
+        let specs: Vec<CellSpec> = ["a", "b", "c"].iter().map(|v| spec(v)).collect();
+        let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
+        let mut exec = MockExecutor {
+            calls: vec![],
+            fail,
+        };
+        let mut saves = 0;
+        run_interleaved(
+            &specs,
+            Plan {
+                rounds: 3,
+                warmups: 1,
+            },
+            &mut exec,
+            &mut cells,
+            &mut |_| {
+                saves += 1;
+                Ok(())
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+        (exec, cells, saves)
+    }
+
+    #[test]
+    fn rounds_interleave_and_rotate_after_warmups() {
+        let (exec, cells, saves) = run(None);
+        let order: Vec<String> = exec.calls.iter().map(|(v, _)| v.clone()).collect();
+        assert_eq!(
+            order,
+            ["a", "b", "c", "b", "c", "a", "c", "a", "b", "a", "b", "c"]
+        );
+        assert!(
+            exec.calls[..3].iter().all(|(_, r)| r.is_none()),
+            "first pass is the warm-up"
+        );
+        assert!(cells
+            .iter()
+            .all(|c| c.runs.len() == 3 && c.status == CellStatus::Ok));
+        assert_eq!(saves, 12 + 1, "saved after every run and at the end");
+    }
+
+    #[test]
+    fn a_failing_cell_is_marked_and_the_others_go_on() {
+        let (exec, cells, _) = run(Some("b"));
+        assert_eq!(
+            exec.calls.iter().filter(|(v, _)| v == "b").count(),
+            1,
+            "not retried"
+        );
+        assert_eq!(cells[1].status, CellStatus::Failed);
+        assert!(cells[1].failure.as_deref().unwrap().contains("Traceback"));
+        assert!(cells[0].runs.len() == 3 && cells[2].runs.len() == 3);
+    }
+}

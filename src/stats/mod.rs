@@ -1,0 +1,30 @@
+//! Statistics over rounds: summaries, percentiles, bootstrap intervals, significance, outliers.
+//!
+//! Everything here is deterministic: bootstrap resampling uses the seeded generator in
+//! [`rng`], so regenerating a report from the same measurements gives byte-identical output.
+//!
+//! * [`mod@percentile`] — [`median`], [`percentile()`] (numpy's default linear interpolation) and
+//!   [`percentiles_sorted`] for large pre-sorted latency arrays.
+//! * [`summary`] — [`summarize`]: n, median with a bootstrap 95 % interval, min, max, mean,
+//!   standard deviation, coefficient of variation.
+//! * [`bootstrap`] — the bootstrap intervals, including [`paired_ratio`], which resamples
+//!   rounds as pairs because rounds interleave the variants.
+//! * [`significance`] — [`mann_whitney`], [`min_possible_p`] and [`compare`].
+//! * [`outliers`] — [`modified_z_outliers`] and the report's [`warnings`].
+
+pub mod bootstrap;
+pub mod outliers;
+pub mod percentile;
+pub mod rng;
+pub mod serde_nan;
+pub mod significance;
+pub mod summary;
+
+#[cfg(test)]
+mod props;
+
+pub use bootstrap::{paired_ratio, RatioEstimate, RESAMPLES};
+pub use outliers::{modified_z_outliers, warnings, OUTLIER_THRESHOLD};
+pub use percentile::{median, percentile, percentiles_sorted};
+pub use significance::{compare, mann_whitney, min_possible_p, Comparison, Verdict, ALPHA};
+pub use summary::{mean, stddev, summarize, Summary};

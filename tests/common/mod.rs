@@ -1,0 +1,55 @@
+//! Shared helpers for the integration tests: the binary, the test workloads and their env.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// The crate root (tests run with it as the working directory).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The built `asynclab` binary.
+pub fn bin() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("asynclab").unwrap();
+    cmd.current_dir(root()).env("NO_COLOR", "1");
+    cmd
+}
+
+/// Arguments selecting the misbehaving test workloads and their own (package-free) environments.
+pub fn test_workloads_args() -> Vec<String> {
+    vec![
+        "--workloads".into(),
+        "tests/fixtures/workloads".into(),
+        "--venvs".into(),
+        "target/test-venvs".into(),
+        "--python".into(),
+        "3.12".into(),
+    ]
+}
+
+/// Pids of live processes whose command line contains `marker`.
+pub fn processes_with(marker: &str) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| *pid != me)
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = state
+                .rsplit(')')
+                .next()
+                .map(|s| s.trim_start().starts_with('Z'))
+                .unwrap_or(false);
+            !zombie && String::from_utf8_lossy(&cmd).contains(marker)
+        })
+        .collect()
+}
+
+/// Reads DIR/results.json.
+pub fn results(dir: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
+}

@@ -1,0 +1,199 @@
+//! Integration tests of the PostgreSQL fixture: a real local cluster, seeding, teardown, errors.
+//!
+//! Each test starts its own cluster (own temp dir, own free port), so they run in parallel.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use asynclab::fixtures::postgres::seed::{AUTHORS_ROWS, BOOKS_PER_AUTHOR, BOOKS_ROWS, ITEMS_ROWS};
+use asynclab::fixtures::postgres::{seed, server_settings, PgBackend, Postgres, SeedOutcome};
+
+/// Runs `sql` (a single-row query of i64 columns) against `url`.
+fn query_i64s(url: &str, sql: &str) -> Vec<i64> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        let row = client.query_one(sql, &[]).await.unwrap();
+        (0..row.len()).map(|i| row.get::<_, i64>(i)).collect()
+    })
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn local_cluster_serves_seeds_and_cleans_up() {
+    let started = Instant::now();
+    let pg = Postgres::provide(PgBackend::Local).expect("local cluster");
+    eprintln!(
+        "initdb + start + seed: {:.2} s; {}",
+        started.elapsed().as_secs_f64(),
+        pg.describe()
+    );
+    assert_eq!(pg.kind(), "local");
+    assert!(
+        pg.url().starts_with("postgresql://asynclab@127.0.0.1:") && pg.url().ends_with("/asynclab"),
+        "{}",
+        pg.url()
+    );
+    let described = pg.describe();
+    assert!(!described.contains('\n'), "{described}");
+    assert!(
+        described.contains("local") && described.contains("PostgreSQL"),
+        "{described}"
+    );
+    assert_eq!(pg.seed_report().outcome, SeedOutcome::Seeded);
+
+    // It answers.
+    assert_eq!(query_i64s(pg.url(), "SELECT 1::bigint"), vec![1]);
+
+    // Seeded counts.
+    let counts = query_i64s(
+        pg.url(),
+        "SELECT (SELECT count(*) FROM asynclab.items),
+                (SELECT count(*) FROM asynclab.authors),
+                (SELECT count(*) FROM asynclab.books)",
+    );
+    assert_eq!(counts, vec![ITEMS_ROWS, AUTHORS_ROWS, BOOKS_ROWS]);
+    assert_eq!(counts, vec![100_000, 100, 500]);
+    let per_author = query_i64s(
+        pg.url(),
+        "SELECT min(n), max(n), count(*) FROM
+           (SELECT count(*) AS n FROM asynclab.books GROUP BY author_id) t",
+    );
+    assert_eq!(
+        per_author,
+        vec![BOOKS_PER_AUTHOR, BOOKS_PER_AUTHOR, AUTHORS_ROWS]
+    );
+    assert_eq!(BOOKS_PER_AUTHOR, 5);
+
+    // Seeding again is a no-op.
+    let again = seed(pg.url()).expect("second seed");
+    assert_eq!(again.outcome, SeedOutcome::AlreadySeeded);
+    assert_eq!(
+        (again.items, again.authors, again.books),
+        (ITEMS_ROWS, AUTHORS_ROWS, BOOKS_ROWS)
+    );
+
+    // Settings for the results' environment block.
+    let settings = server_settings(pg.url()).expect("settings");
+    let names: Vec<&str> = settings.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "server_version",
+            "max_connections",
+            "fsync",
+            "shared_buffers"
+        ]
+    );
+    assert_eq!(settings[1].1, "250");
+    assert_eq!(settings[2].1, "off");
+
+    // The same server through the external path: reachable, already seeded, not owned.
+    let ext = Postgres::external_from(pg.url()).expect("external against the local cluster");
+    assert_eq!(ext.kind(), "external");
+    assert_eq!(ext.seed_report().outcome, SeedOutcome::AlreadySeeded);
+    assert!(ext.pid().is_none() && ext.dir().is_none());
+    drop(ext);
+    assert_eq!(query_i64s(pg.url(), "SELECT 1::bigint"), vec![1]);
+
+    // Drop stops and reaps the server, then removes the directory.
+    let pid = pg.pid().expect("pid of the local postmaster");
+    let dir = pg.dir().expect("temp dir").to_path_buf();
+    assert!(Path::new(&format!("/proc/{pid}")).exists());
+    assert!(dir.join("data").is_dir());
+    let stopping = Instant::now();
+    drop(pg);
+    eprintln!("stop: {:.2} s", stopping.elapsed().as_secs_f64());
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "postgres {pid} still there"
+    );
+    assert!(!dir.exists(), "{} still there", dir.display());
+}
+
+#[test]
+fn broken_seed_is_recreated() {
+    let pg = Postgres::provide(PgBackend::Local).expect("local cluster");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(pg.url(), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client
+            .batch_execute("DELETE FROM asynclab.items WHERE id > 99990")
+            .await
+            .unwrap();
+    });
+    // Concurrent seeders (parallel runs on one DATABASE_URL): exactly one rebuilds.
+    let reports: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..3).map(|_| s.spawn(|| seed(pg.url()))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap().expect("reseed"))
+            .collect()
+    });
+    let rebuilt = reports
+        .iter()
+        .filter(|r| r.outcome == SeedOutcome::Seeded)
+        .count();
+    assert_eq!(rebuilt, 1, "{reports:?}");
+    assert!(reports.iter().all(|r| r.items == ITEMS_ROWS));
+    let counts = query_i64s(pg.url(), "SELECT count(*) FROM asynclab.items");
+    assert_eq!(counts, vec![ITEMS_ROWS]);
+    assert_eq!(seed(pg.url()).unwrap().outcome, SeedOutcome::AlreadySeeded);
+}
+
+#[test]
+fn external_closed_port_fails_fast_naming_the_address() {
+    let port = free_port();
+    let url = format!("postgresql://someone:secret@127.0.0.1:{port}/somedb");
+    let start = Instant::now();
+    let err = Postgres::external_from(&url).expect_err("nothing listens there");
+    let elapsed = start.elapsed();
+    let msg = format!("{err:#}");
+    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
+    assert!(msg.contains(&format!("127.0.0.1:{port}")), "{msg}");
+    assert!(msg.contains("DATABASE_URL"), "{msg}");
+    assert!(!msg.contains('\n'), "{msg}");
+    assert!(!msg.contains("secret"), "password leaked: {msg}");
+}
+
+#[test]
+fn external_invalid_url_is_one_line() {
+    let err = Postgres::external_from("postgresql://a:b@host:notaport/db").expect_err("bad port");
+    let msg = format!("{err:#}");
+    assert!(msg.contains("invalid PostgreSQL URL"), "{msg}");
+    assert!(!msg.contains('\n'), "{msg}");
+}
+
+#[test]
+fn external_without_database_url_names_it() {
+    // Only checkable when the environment does not set it (tests must not mutate the env).
+    if std::env::var_os("DATABASE_URL").is_some() {
+        return;
+    }
+    let err = Postgres::provide(PgBackend::External).expect_err("DATABASE_URL unset");
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("DATABASE_URL") && msg.contains("--pg local"),
+        "{msg}"
+    );
+    assert!(!msg.contains('\n'), "{msg}");
+}
