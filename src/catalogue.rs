@@ -53,6 +53,12 @@ pub struct Scenario {
     /// Overrides applied with `--quick`.
     #[serde(default)]
     pub quick: BTreeMap<String, toml::Value>,
+    /// Measured rounds when `--rounds` is not given (default 5; `--quick` takes at most 3).
+    #[serde(default)]
+    pub rounds: Option<usize>,
+    /// Warm-up runs per cell when `--warmups` is not given (default 1).
+    #[serde(default)]
+    pub warmups: Option<usize>,
     /// Cells to leave out: a table matches when every key matches (`variant` or a parameter;
     /// an array lists accepted values).
     #[serde(default)]
@@ -60,6 +66,22 @@ pub struct Scenario {
     /// Whether the mock server's request count must equal ops + errors.
     #[serde(default)]
     pub check_server_requests: bool,
+    /// A correctness study: the worker reports expected-versus-observed rows in
+    /// `extra.rows`, and any error fails the run (`make test-db` relies on it).
+    #[serde(default)]
+    pub correctness: bool,
+    /// How the decision table ranks variants: `throughput` (higher is better), `memory`
+    /// (peak RSS delta, lower is better) or `none` (left out).
+    #[serde(default = "default_decide_by")]
+    pub decide_by: String,
+    /// Keys of the workers' `extra` that every variant must report equal (same rows, same
+    /// checksum): a variant that computes something else is caught, not ranked.
+    #[serde(default)]
+    pub agree: Vec<String>,
+}
+
+fn default_decide_by() -> String {
+    "throughput".into()
 }
 
 fn default_timeout_s() -> f64 {
@@ -109,6 +131,15 @@ impl Catalogue {
                     );
                 }
             }
+            if s.rounds == Some(0) {
+                anyhow::bail!("scenario {}: rounds must be at least 1", s.name);
+            }
+            if !["throughput", "memory", "none"].contains(&s.decide_by.as_str()) {
+                anyhow::bail!(
+                    "scenario {}: decide_by must be throughput, memory or none",
+                    s.name
+                );
+            }
             if let Some(b) = &s.baseline {
                 if !s.variants.contains(b) {
                     anyhow::bail!(
@@ -147,6 +178,23 @@ impl Catalogue {
 }
 
 impl Scenario {
+    /// Measured rounds and warm-ups: the flags when given, else the scenario's `rounds` and
+    /// `warmups`, else 5 rounds and 1 warm-up; `--quick` takes at most 3 rounds.
+    pub fn plan(
+        &self,
+        rounds: Option<usize>,
+        warmups: Option<usize>,
+        quick: bool,
+    ) -> (usize, usize) {
+        let default_rounds = self.rounds.unwrap_or(5);
+        let rounds = rounds.unwrap_or(if quick {
+            default_rounds.min(3)
+        } else {
+            default_rounds
+        });
+        (rounds, warmups.or(self.warmups).unwrap_or(1))
+    }
+
     /// The variant speed-ups are computed against.
     pub fn baseline_variant(&self) -> &str {
         self.baseline.as_deref().unwrap_or(&self.variants[0])
@@ -168,5 +216,46 @@ impl Scenario {
         self.params
             .get(key)
             .or_else(|| self.variant_params.values().find_map(|vp| vp.get(key)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(extra: &str) -> Scenario {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s.py"), "").unwrap();
+        let text =
+            format!("[[scenario]]\nname='s'\nscript='s.py'\ntitle='t'\nvariants=['a']\n{extra}");
+        Catalogue::parse(&text, dir.path())
+            .unwrap()
+            .scenarios
+            .remove(0)
+    }
+
+    #[test]
+    fn rounds_and_warmups_come_from_flags_then_the_scenario_then_defaults() {
+        let plain = scenario("");
+        assert_eq!(plain.plan(None, None, false), (5, 1));
+        assert_eq!(plain.plan(None, None, true), (3, 1));
+        let own = scenario("rounds = 7\nwarmups = 2\n");
+        assert_eq!(own.plan(None, None, false), (7, 2));
+        assert_eq!(
+            own.plan(None, None, true),
+            (3, 2),
+            "--quick takes at most 3 rounds"
+        );
+        assert_eq!(own.plan(Some(4), Some(0), true), (4, 0), "flags win");
+        let once = scenario("rounds = 1\nwarmups = 0\n");
+        assert_eq!(once.plan(None, None, true), (1, 0));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s.py"), "").unwrap();
+        let zero = "[[scenario]]\nname='s'\nscript='s.py'\ntitle='t'\nvariants=['a']\nrounds=0\n";
+        let err = Catalogue::parse(zero, dir.path()).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("rounds must be at least 1"),
+            "{err:#}"
+        );
     }
 }

@@ -5,7 +5,10 @@
 //! it directly; `main.rs` only parses and prints errors.
 
 pub mod catalogue;
+pub mod chart;
 pub mod cli;
+pub mod compare;
+pub mod cost;
 pub mod doctor;
 pub mod envinfo;
 pub mod error;
@@ -72,13 +75,65 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
             let path = a.dir.join("results.json");
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("cannot read {}", path.display()))?;
-            let results: Results = serde_json::from_str(&text)
+            let mut results: Results = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not a results document", path.display()))?;
+            results.sweeps = runner::sweep::analyze(&results.cells);
             export::write_all(&results, &a.dir)?;
             println!("report regenerated in {}", a.dir.display());
             Ok(0)
         }
+        Command::Compare(a) => run_compare(&a),
+        Command::Cost(a) => cost::run(&a),
     }
+}
+
+/// `asynclab compare`: checks the flags, compares, prints; 1 when the gate fails.
+fn run_compare(a: &cli::CompareArgs) -> anyhow::Result<i32> {
+    if !(a.threshold.is_finite() && a.threshold >= 0.0) {
+        return Err(UsageError::Flag {
+            flag: "--threshold",
+            message: format!("{} is not a percentage; give a number like 10", a.threshold),
+        }
+        .into());
+    }
+    let base = compare::load(&a.base)?;
+    let report = match (&a.by, &a.new) {
+        (Some(by), None) => {
+            let dim = match by[0].as_str() {
+                "python" => compare::By::Python,
+                "loop" => compare::By::Loop,
+                other => {
+                    return Err(UsageError::Flag {
+                        flag: "--by",
+                        message: format!("'{other}' is not a dimension; use --by python 3.10 3.12 or --by loop asyncio uvloop"),
+                    }
+                    .into())
+                }
+            };
+            compare::compare_within(&base, dim, &by[1], &by[2], a.metric, a.threshold)?
+        }
+        (None, Some(new)) => {
+            let new_doc = compare::load(new)?;
+            let names = (a.base.display().to_string(), new.display().to_string());
+            compare::compare_runs(&base, &new_doc, a.metric, a.threshold, (&names.0, &names.1))?
+        }
+        (Some(_), Some(_)) => {
+            return Err(UsageError::Flag {
+                flag: "--by",
+                message: "compares within one run; give one results folder, not two".into(),
+            }
+            .into())
+        }
+        (None, None) => {
+            return Err(UsageError::Flag {
+                flag: "NEW",
+                message: "missing: give BASE and NEW results folders, or one folder with --by python|loop BASE_VALUE NEW_VALUE".into(),
+            }
+            .into())
+        }
+    };
+    print!("{}", compare::render(&report));
+    Ok(report.exit_code())
 }
 
 /// The interpreters to use when `--python` is not given: 3.12, else `python3`.
@@ -136,6 +191,53 @@ fn out_dir(args: &RunArgs) -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
+/// Event loops `--loop` accepts (the harness knows how to make each, or says how to get it).
+pub const EVENT_LOOPS: &[&str] = &["asyncio", "uvloop", "rsloop", "zuvloop"];
+
+/// `--param` overrides plus `--loop L1,L2` as the `loop` parameter's matrix axis.
+fn with_loop_axis(
+    params: &[runner::matrix::ParamOverride],
+    loops: &[String],
+) -> Result<Vec<runner::matrix::ParamOverride>, UsageError> {
+    let mut out = params.to_vec();
+    if loops.is_empty() {
+        return Ok(out);
+    }
+    let flag = "--loop";
+    if let Some(bad) = loops.iter().find(|l| !EVENT_LOOPS.contains(&l.as_str())) {
+        let message = format!(
+            "unknown event loop '{bad}'; known: {}",
+            EVENT_LOOPS.join(", ")
+        );
+        return Err(UsageError::Flag { flag, message });
+    }
+    if params.iter().any(|p| p.key == "loop") {
+        let message = "given together with --param loop=...; use one of them".into();
+        return Err(UsageError::Flag { flag, message });
+    }
+    out.push(runner::matrix::ParamOverride {
+        key: "loop".into(),
+        values: loops.to_vec(),
+    });
+    Ok(out)
+}
+
+/// Checks `--cpus` against the CPUs this machine has.
+fn check_cpus(cpus: &[usize]) -> Result<(), UsageError> {
+    // SAFETY: sysconf has no preconditions.
+    let configured = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as usize;
+    match cpus.iter().find(|&&c| c >= configured) {
+        Some(c) => Err(UsageError::Flag {
+            flag: "--cpus",
+            message: format!(
+                "CPU {c} does not exist; this machine has CPUs 0..={} (e.g. --cpus 0 or --cpus 0,1)",
+                configured - 1
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Points `results/latest` at the newest run (best effort).
 fn mark_latest(dir: &Path) {
     if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
@@ -157,15 +259,24 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|n| cat.get(n))
         .collect::<Result<Vec<_>, _>>()?;
-    runner::matrix::check_overrides(&scenarios, &args.params)?;
-    let rounds = args.rounds.unwrap_or(if args.quick { 3 } else { 5 });
-    if rounds == 0 {
+    let overrides = with_loop_axis(&args.params, &args.event_loops)?;
+    let overrides = runner::sweep::with_rates(&overrides, args.rates.as_ref(), &scenarios)?;
+    runner::matrix::check_overrides(&scenarios, &overrides)?;
+    if args.rounds == Some(0) {
         return Err(UsageError::Flag {
             flag: "--rounds",
             message: "must be at least 1 (3 or more to get an interval)".into(),
         }
         .into());
     }
+    check_cpus(&args.cpus)?;
+    let plans: Vec<Plan> = scenarios
+        .iter()
+        .map(|s| {
+            let (rounds, warmups) = s.plan(args.rounds, args.warmups, args.quick);
+            Plan { rounds, warmups }
+        })
+        .collect();
     let harness = std::path::absolute(workloads.join("harness.py"))?;
     if !harness.is_file() {
         anyhow::bail!(
@@ -180,7 +291,7 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
             s,
             &std::path::absolute(&cat.dir)?,
             &pythons,
-            &args.params,
+            &overrides,
             args.quick,
         )?;
         specs_by_scenario.push(specs);
@@ -196,8 +307,19 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
     } else {
         None
     };
+    let echo = if needs(Fixture::Echo) {
+        Some(
+            fixtures::echo::EchoServer::start("127.0.0.1:0".parse()?)
+                .context("starting the TCP echo server")?,
+        )
+    } else {
+        None
+    };
     let pg = if needs(Fixture::Postgres) {
-        Some(fixtures::postgres::Postgres::provide(args.pg)?)
+        Some(fixtures::postgres::Postgres::provide_with(
+            args.pg,
+            &args.pg_image,
+        )?)
     } else {
         None
     };
@@ -213,12 +335,26 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
         started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         env,
         method: Method {
-            rounds,
-            warmups: args.warmups,
+            rounds: plans[0].rounds,
+            warmups: plans[0].warmups,
             order: "interleaved: every cell once per round, order rotated by one each round".into(),
             quick: args.quick,
+            cpus: args.cpus.clone(),
+            scenario_plans: scenarios
+                .iter()
+                .zip(&plans)
+                .filter(|(_, p)| (p.rounds, p.warmups) != (plans[0].rounds, plans[0].warmups))
+                .map(|(s, p)| {
+                    let plan = results::ScenarioPlan {
+                        rounds: p.rounds,
+                        warmups: p.warmups,
+                    };
+                    (s.name.clone(), plan)
+                })
+                .collect(),
         },
         cells: Vec::new(),
+        sweeps: Vec::new(),
     };
     let counter: Option<Arc<dyn Fn() -> u64 + Send + Sync>> = http.as_ref().map(|h| {
         let stats = h.stats();
@@ -229,35 +365,48 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
         fixtures: FixtureAddrs {
             http_url: http.as_ref().map(|h| h.url()),
             database_url: pg.as_ref().map(|p| p.url().to_string()),
-            echo_addr: None,
+            echo_addr: echo.as_ref().map(|e| e.addr().to_string()),
         },
         http_requests: counter,
+        cpus: args.cpus.clone(),
     };
     let json_path = dir.join("results.json");
     eprintln!("asynclab: writing results to {}", dir.display());
     mark_latest(&dir);
-    let plan = Plan {
-        rounds,
-        warmups: args.warmups,
-    };
     let mut measured: Vec<Cell> = Vec::new();
     let outcome = (|| -> anyhow::Result<()> {
-        for specs in &specs_by_scenario {
-            let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
-            let mut save = |current: &[Cell]| -> anyhow::Result<()> {
-                let mut doc = results.clone();
-                doc.cells = measured.iter().chain(current.iter()).cloned().collect();
-                export::write_atomic(&json_path, &export::JsonExporter.render(&doc)?)
-            };
-            let mut progress = |line: &str| eprintln!("asynclab: {line}");
-            let r = run_interleaved(specs, plan, &mut exec, &mut cells, &mut save, &mut progress);
-            measured.extend(cells);
-            r?;
+        let auto = args.rates == Some(runner::sweep::Rates::Auto);
+        for (specs, &plan) in specs_by_scenario.iter().zip(&plans) {
+            // One batch (the matrix), or one per rate for `--rates auto`.
+            let mut batches = runner::sweep::Batches::new(specs.clone(), auto);
+            while let Some(specs) = batches.next_batch(&measured) {
+                let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
+                let mut save = |current: &[Cell]| -> anyhow::Result<()> {
+                    let mut doc = results.clone();
+                    doc.cells = measured.iter().chain(current.iter()).cloned().collect();
+                    doc.sweeps = runner::sweep::analyze(&doc.cells);
+                    export::write_atomic(&json_path, &export::JsonExporter.render(&doc)?)
+                };
+                let mut progress = |line: &str| eprintln!("asynclab: {line}");
+                let r = run_interleaved(
+                    &specs,
+                    plan,
+                    &mut exec,
+                    &mut cells,
+                    &mut save,
+                    &mut progress,
+                );
+                measured.extend(cells);
+                r?;
+            }
         }
         Ok(())
     })();
     results.cells = measured;
+    results.sweeps = runner::sweep::analyze(&results.cells);
     results.env.load_avg_after = Some(envinfo::load_avg());
+    let disagreements = runner::checks::disagreements(&results.cells, &scenarios);
+    results.env.warnings.extend(disagreements.iter().cloned());
     export::write_all(&results, &dir)?;
     outcome?;
     let failed: Vec<&str> = results
@@ -267,6 +416,14 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
         .map(|c| c.id.as_str())
         .collect();
     println!("asynclab: report in {}", dir.join("summary.md").display());
+    for c in results
+        .cells
+        .iter()
+        .filter(|c| c.status == results::CellStatus::Skipped)
+    {
+        let why = c.failure.as_deref().unwrap_or("");
+        eprintln!("asynclab: skipped {}: {why}", c.id);
+    }
     if !failed.is_empty() {
         eprintln!(
             "asynclab: {} cell(s) failed ({}); see the failure column of {}",
@@ -275,6 +432,24 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
             dir.join("summary.md").display()
         );
         return Ok(1);
+    }
+    if args.strict {
+        let with_errors: Vec<String> = results
+            .cells
+            .iter()
+            .filter_map(|c| {
+                c.summary
+                    .as_ref()
+                    .filter(|s| s.errors > 0)
+                    .map(|s| format!("{} ({} errors)", c.id, s.errors))
+            })
+            .collect();
+        for line in with_errors.iter().chain(disagreements.iter()) {
+            eprintln!("asynclab: --strict: {line}");
+        }
+        if !with_errors.is_empty() || !disagreements.is_empty() {
+            return Ok(1);
+        }
     }
     Ok(0)
 }

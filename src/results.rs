@@ -26,6 +26,10 @@ pub struct Results {
     pub method: Method,
     /// One entry per matrix cell: scenario × variant × parameters × interpreter.
     pub cells: Vec<Cell>,
+    /// Open-loop rate sweeps derived from the cells: per variant, latency against offered rate
+    /// and the knee (`runner::sweep::analyze`); empty when no cell ran open loop.
+    #[serde(default)]
+    pub sweeps: Vec<crate::runner::sweep::Sweep>,
 }
 
 /// How a run was measured.
@@ -39,6 +43,22 @@ pub struct Method {
     pub order: String,
     /// Whether `--quick` was given.
     pub quick: bool,
+    /// CPUs the workers were pinned to (`--cpus`); empty when not pinned.
+    #[serde(default)]
+    pub cpus: Vec<usize>,
+    /// Scenarios measured with other rounds or warm-ups than the above (the catalogue's
+    /// per-scenario `rounds`/`warmups`), by scenario name.
+    #[serde(default)]
+    pub scenario_plans: BTreeMap<String, ScenarioPlan>,
+}
+
+/// Rounds and warm-ups of one scenario, where they differ from the run's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScenarioPlan {
+    /// Measured rounds.
+    pub rounds: usize,
+    /// Warm-up runs per cell (discarded).
+    pub warmups: usize,
 }
 
 /// The machine and software the numbers come from.
@@ -97,6 +117,9 @@ pub enum CellStatus {
     Ok,
     /// A run crashed, hung or reported an error; later rounds of this cell were skipped.
     Failed,
+    /// The cell cannot run in this environment (an optional package such as an event loop is
+    /// not installed); `failure` says why and how to get it. Does not fail the run.
+    Skipped,
 }
 
 /// One matrix cell and its measurements.
@@ -115,9 +138,16 @@ pub struct Cell {
     pub event_loop: Option<String>,
     /// The cell's parameters, typed as in the catalogue.
     pub params: BTreeMap<String, serde_json::Value>,
+    /// Matrix-axis values that set the cell apart from others of its variant (e.g.
+    /// `concurrency=100`); the decision table compares cells of one group.
+    #[serde(default)]
+    pub group: String,
+    /// How the decision table ranks the scenario's variants: throughput, memory or none.
+    #[serde(default)]
+    pub decide_by: String,
     /// Running, ok or failed.
     pub status: CellStatus,
-    /// Why the cell failed: one line plus the tail of the worker's stderr.
+    /// Why the cell failed (one line plus the tail of the worker's stderr) or was skipped.
     pub failure: Option<String>,
     /// Measured runs (warm-ups excluded).
     pub runs: Vec<RunRecord>,
@@ -144,6 +174,11 @@ pub struct RunRecord {
     pub peak_rss_mib: f64,
     /// Peak minus baseline, in MiB.
     pub peak_rss_delta_mib: f64,
+    /// How memory was measured: `rss-hwm` (one process: VmHWM reset at ready, over RSS at
+    /// ready) or `pss-tree-sampled` (several processes: PSS summed over the tree, sampled
+    /// every 20 ms, so shared pages are divided among their sharers).
+    #[serde(default)]
+    pub memory_metric: String,
     /// Operations completed without error.
     pub ops: u64,
     /// Operations that failed.
@@ -156,6 +191,9 @@ pub struct RunRecord {
     pub latency_kind: String,
     /// Per-operation latencies in milliseconds.
     pub latencies_ms: Vec<f64>,
+    /// Further per-operation latency sets by name (e.g. `from_batch`: queueing included), ms.
+    #[serde(default)]
+    pub latency_sets_ms: BTreeMap<String, Vec<f64>>,
     /// Up to five error messages from the worker.
     pub error_samples: Vec<String>,
     /// Scenario-specific numbers reported by the worker.
@@ -194,6 +232,16 @@ pub struct CellSummary {
     pub peak_rss_delta_mib: Summary,
     /// Latency percentiles pooled over all rounds' operations.
     pub latency_ms: Option<LatencySummary>,
+    /// Percentiles of the further latency sets, by name, pooled over rounds.
+    #[serde(default)]
+    pub latency_sets_ms: BTreeMap<String, LatencySummary>,
+    /// The main latencies as an HdrHistogram (µs, 3 significant digits), pooled over rounds:
+    /// p50 … p99.99 exact to 0.1%, and the histogram itself.
+    #[serde(default)]
+    pub latency_hist: Option<crate::stats::hdr::LatencyHistogram>,
+    /// The further latency sets as HdrHistograms, by name.
+    #[serde(default)]
+    pub latency_sets_hist: BTreeMap<String, crate::stats::hdr::LatencyHistogram>,
     /// Total operations over rounds.
     pub ops: u64,
     /// Total errors over rounds.

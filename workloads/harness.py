@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import importlib.metadata
 import importlib.util
 import json
@@ -110,17 +111,39 @@ class Recorder:
         )
 
 
+class Skip(Exception):
+    """The cell cannot run in this environment (an optional package is missing): the driver marks
+    it *skipped* with this reason instead of failed (the error message starts with `skip:`)."""
+
+
+# Optional event loops: module name and how to get it when it is not installed.
+OPTIONAL_LOOPS = {
+    "uvloop": "it is pinned in workloads/requirements; rebuild the environment with "
+    "`asynclab envs --python X.Y` (or `make envs`)",
+    "rsloop": "it is an opt-in extra with no wheels for this platform; `make rsloop` builds it "
+    "from source into the environments (needs cargo; about 2 minutes per interpreter)",
+    "zuvloop": "it ships wheels for CPython 3.14 only and cannot be installed on this interpreter",
+}
+
+
 def new_event_loop(params: dict) -> asyncio.AbstractEventLoop:
-    """A fresh event loop of the kind `params["loop"]` names (`asyncio` or `uvloop`)."""
+    """A fresh event loop of the kind `params["loop"]` names: `asyncio` or an optional loop
+    (`uvloop`, `rsloop`, `zuvloop`); raises `Skip` when that loop is not installed here."""
     kind = params.get("loop", "asyncio")
     if kind == "asyncio":
         loop = asyncio.new_event_loop()
-    elif kind == "uvloop":
-        import uvloop
-
-        loop = uvloop.new_event_loop()
+    elif kind in OPTIONAL_LOOPS:
+        try:
+            module = importlib.import_module(kind)
+        except ImportError as exc:
+            raise Skip(
+                f"loop {kind} is not installed in this environment (Python "
+                f"{platform.python_version()}, {sys.executable}): {OPTIONAL_LOOPS[kind]} ({exc})"
+            ) from exc
+        loop = module.new_event_loop()
     else:
-        raise ValueError(f"unknown loop {kind!r}; known: asyncio, uvloop")
+        known = ", ".join(["asyncio", *OPTIONAL_LOOPS])
+        raise ValueError(f"unknown loop {kind!r}; known: {known}")
     asyncio.set_event_loop(loop)
     loop.run_until_complete(asyncio.sleep(0))  # first-iteration costs are paid here, untimed
     return loop
@@ -229,8 +252,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def fail(ctl: Channel, phase: str, exc: BaseException) -> int:
-    message = describe_error(exc)
-    if isinstance(exc, UsageError):
+    message = f"skip: {exc}" if isinstance(exc, Skip) else describe_error(exc)
+    if isinstance(exc, UsageError | Skip):
         print(message, file=sys.stderr)
     else:
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)

@@ -1,4 +1,10 @@
-"""I/O-bound scenario: N HTTP GETs to the mock server's /delay endpoint, sync vs concurrent."""
+"""I/O-bound scenario: N HTTP GETs to the mock server's /delay endpoint, sync vs concurrent.
+
+Closed loop by default: `requests` GETs as fast as each variant can. With `rate_per_s` > 0 the
+run is open loop instead (workloads/openloop.py): `rate_per_s * duration_s` GETs on a fixed
+schedule, `requests` unused; every `stall_every`-th of them (1-based) asks for `stall_ms` instead
+of `delay_ms`, a server that stalls now and then.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import requests
 
 import harness
+import openloop
 
 PARAMS = {
     "requests": 50,
@@ -20,6 +27,9 @@ PARAMS = {
     "loop": "asyncio",
     "start_method": None,
     "warm_connections": True,
+    **openloop.PARAMS,
+    "stall_every": 0,
+    "stall_ms": 1000,
 }
 
 
@@ -43,6 +53,33 @@ def target_url(params: dict, fixtures: dict) -> str:
     return url if params["status"] == 200 else f"{url}&status={params['status']}"
 
 
+def open_loop_plan(params: dict, fixtures: dict) -> tuple[openloop.Schedule, list[str]] | None:
+    """Open-loop mode: the schedule and each scheduled request's URL (built here, in setup)."""
+    sched, every = openloop.schedule(params), int(params["stall_every"])
+    if sched is None:
+        if every:
+            raise ValueError("stall_every needs open-loop mode: set rate_per_s > 0 as well")
+        return None
+    if every < 0:
+        raise ValueError(f"stall_every must be 0 (no stalls) or a positive count, got {every}")
+    normal = target_url(params, fixtures)
+    stalled = target_url({**params, "delay_ms": params["stall_ms"]}, fixtures)
+    urls = [stalled if every and (i + 1) % every == 0 else normal for i in range(sched.count)]
+    return sched, urls
+
+
+def open_loop_outcome(sched: openloop.Schedule, samples, t0: int) -> harness.Outcome:
+    received = sum(s.payload or 0 for s in samples)
+    return openloop.outcome(sched, samples, t0, {"bytes_received": received})
+
+
+def get_once(session: requests.Session, url: str, timeout: float) -> tuple[int, str | None]:
+    """One blocking GET for the open-loop drivers (which time it): (bytes, error or None)."""
+    resp = session.get(url, timeout=timeout)
+    body = resp.content
+    return len(body), None if 200 <= resp.status_code < 300 else f"HTTP {resp.status_code}"
+
+
 def fetch(session: requests.Session, url: str, timeout: float) -> tuple[int, int, str | None]:
     """One blocking GET: (latency_ns, bytes_received, error or None)."""
     start = harness.Recorder.now()
@@ -64,11 +101,18 @@ class BlockingWorkload(harness.Workload):
         self.url = target_url(params, fixtures)
         self.timeout = params["timeout_s"]
         self.warm_url = warm_url(params, fixtures)
+        self.plan = open_loop_plan(params, fixtures)
 
     def map(self, indices: range):
         raise NotImplementedError
 
+    def run_open_loop(self, sched: openloop.Schedule, urls: list[str]):
+        """(samples, t0) of an open-loop run."""
+        raise NotImplementedError
+
     def run(self) -> harness.Outcome:
+        if self.plan is not None:
+            return open_loop_outcome(self.plan[0], *self.run_open_loop(*self.plan))
         rec, received = harness.Recorder(), 0
         for elapsed, nbytes, error in self.map(range(self.n)):
             received += nbytes
@@ -93,6 +137,12 @@ class Sync(BlockingWorkload):
 
     def map(self, indices: range):
         return [fetch(self.session, self.url, self.timeout) for _ in indices]
+
+    def run_open_loop(self, sched: openloop.Schedule, urls: list[str]):
+        return openloop.run_serial(sched, self._get, urls)
+
+    def _get(self, url: str) -> tuple[int, str | None]:
+        return get_once(self.session, url, self.timeout)
 
     def close(self) -> None:
         self.session.close()
@@ -121,6 +171,15 @@ class Threads(BlockingWorkload):
     def map(self, indices: range):
         return list(self.pool.map(self._fetch, indices))
 
+    def run_open_loop(self, sched: openloop.Schedule, urls: list[str]):
+        def submit(i: int, intended_ns: int, deadline_ns: int):
+            return self.pool.submit(openloop.timed, self._get, urls[i], intended_ns, deadline_ns)
+
+        return openloop.run_pool(sched, submit, lambda future: future.result())
+
+    def _get(self, url: str) -> tuple[int, str | None]:
+        return get_once(self.local.session, url, self.timeout)
+
     def close(self) -> None:
         self.pool.shutdown(wait=True)
         for session in self.sessions:
@@ -141,6 +200,10 @@ def _fetch_in_worker(_index: int):
     return fetch(_worker["session"], _worker["url"], _worker["timeout"])
 
 
+def _get_in_worker(url: str) -> tuple[int, str | None]:
+    return get_once(_worker["session"], url, _worker["timeout"])
+
+
 class Processes(BlockingWorkload):
     def __init__(self, params: dict, fixtures: dict) -> None:
         super().__init__(params, fixtures)
@@ -153,6 +216,13 @@ class Processes(BlockingWorkload):
     def map(self, indices: range):
         return self.pool.map(_fetch_in_worker, indices, chunksize=1)
 
+    def run_open_loop(self, sched: openloop.Schedule, urls: list[str]):
+        def submit(i: int, intended_ns: int, deadline_ns: int):
+            args = (_get_in_worker, urls[i], intended_ns, deadline_ns)
+            return self.pool.apply_async(openloop.timed, args)
+
+        return openloop.run_pool(sched, submit, lambda result: result.get())
+
     def close(self) -> None:
         self.pool.close()
         self.pool.join()
@@ -164,6 +234,7 @@ class AsyncWorkload(harness.Workload):
     def __init__(self, params: dict, fixtures: dict) -> None:
         self.n, self.concurrency = params["requests"], params["concurrency"]
         self.url, self.timeout = target_url(params, fixtures), params["timeout_s"]
+        self.plan = open_loop_plan(params, fixtures)
         self.loop = harness.new_event_loop(params)
         self.client = self.loop.run_until_complete(self.open())
         url = warm_url(params, fixtures)
@@ -192,7 +263,17 @@ class AsyncWorkload(harness.Workload):
                 rec.error(f"HTTP {status}")
             return len(body)
 
+    async def get_open_loop(self, url: str) -> tuple[int, str | None]:
+        status, body = await self.get(url)
+        return len(body), None if 200 <= status < 300 else f"HTTP {status}"
+
     async def main(self) -> harness.Outcome:
+        if self.plan is not None:
+            sched, urls = self.plan
+            samples, t0 = await openloop.run_async(
+                sched, self.concurrency, self.get_open_loop, urls
+            )
+            return open_loop_outcome(sched, samples, t0)
         rec, sem = harness.Recorder(), asyncio.Semaphore(self.concurrency)
         sizes = await asyncio.gather(*(self.one(sem, rec) for _ in range(self.n)))
         return rec.outcome({"bytes_received": sum(sizes)})

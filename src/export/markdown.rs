@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::{params_text, Exporter};
 use crate::results::{Cell, CellStatus, Results};
+use crate::runner::sweep::{self, Knee, Sweep};
 use crate::stats;
 
 /// The Markdown exporter.
@@ -89,7 +90,13 @@ pub fn ratio_text(cell: &Cell, base: &Cell) -> String {
     )
 }
 
-fn scenario_table(out: &mut String, name: &str, cells: &[&Cell], all: &[Cell]) {
+fn scenario_table(
+    out: &mut String,
+    name: &str,
+    cells: &[&Cell],
+    all: &[Cell],
+    env: &crate::results::Environment,
+) {
     let _ = writeln!(out, "## {name}\n");
     // Parameters that vary between cells go in the table; constant ones above it.
     let keys: BTreeSet<String> = cells
@@ -162,8 +169,10 @@ fn scenario_table(out: &mut String, name: &str, cells: &[&Cell], all: &[Cell]) {
                 let why: String = why.chars().take(160).collect();
                 let _ = writeln!(
                     out,
-                    "| {} (failed) | {} | {params} | {why} | | | | | | |",
-                    c.variant, c.python
+                    "| {} ({}) | {} | {params} | {why} | | | | | | |",
+                    c.variant,
+                    format!("{:?}", c.status).to_lowercase(),
+                    c.python
                 );
             }
         }
@@ -179,7 +188,124 @@ fn scenario_table(out: &mut String, name: &str, cells: &[&Cell], all: &[Cell]) {
             "\nLatency is per operation, closed loop, from the moment each operation was actually sent (service time), pooled over rounds."
         );
     }
+    if kinds.contains("open-loop-corrected") {
+        let _ = writeln!(
+            out,
+            "\nOpen-loop cells (`rate_per_s` > 0): latency is from each request's intended start on a fixed schedule (corrected: waiting behind slow requests included), pooled over rounds; the rate sweep below also gives it from the actual send."
+        );
+    }
     let _ = writeln!(out);
+    super::study_tables::append(out, cells, env);
+}
+
+fn opt(x: Option<f64>) -> String {
+    x.map(num).unwrap_or_else(|| "–".into())
+}
+
+/// A request rate: whole rates without decimals, others like any number.
+fn rate_num(x: f64) -> String {
+    if x.is_finite() && x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        num(x)
+    }
+}
+
+/// What a sweep's knee is, in words with the rates.
+pub fn knee_text(s: &Sweep) -> String {
+    let rate = |r: Option<f64>| r.map(rate_num).unwrap_or_else(|| "–".into());
+    match s.knee {
+        Knee::Reached => format!(
+            "knee at {}/s (saturated at {}/s)",
+            rate(s.knee_rate_per_s),
+            rate(s.saturated_rate_per_s)
+        ),
+        Knee::NotReached => format!(
+            "knee not reached: kept up at every rate up to {}/s",
+            rate(s.points.last().map(|p| p.offered_rate_per_s))
+        ),
+        Knee::BelowLowestRate => format!(
+            "saturated already at the lowest rate, {}/s",
+            rate(s.saturated_rate_per_s)
+        ),
+    }
+}
+
+/// Open-loop sweeps: per scenario, one table per variant (offered and achieved rate,
+/// corrected and uncorrected p50/p99) with the knee marked.
+pub fn sweep_tables(out: &mut String, sweeps: &[Sweep]) {
+    let mut scenarios: Vec<&str> = Vec::new();
+    for s in sweeps {
+        if !scenarios.contains(&s.scenario.as_str()) {
+            scenarios.push(&s.scenario);
+        }
+    }
+    for name in scenarios {
+        let group: Vec<&Sweep> = sweeps.iter().filter(|s| s.scenario == name).collect();
+        let keys: BTreeSet<String> = group
+            .iter()
+            .flat_map(|s| s.params.keys().cloned())
+            .collect();
+        let varying: Vec<String> = keys
+            .into_iter()
+            .filter(|k| {
+                group
+                    .iter()
+                    .any(|s| s.params.get(k) != group[0].params.get(k))
+            })
+            .collect();
+        let _ = writeln!(out, "## {name}: open-loop rate sweep\n");
+        let _ = writeln!(
+            out,
+            "Requests on a fixed schedule at each offered rate (wrk2's rule). *Corrected* latency is from each request's intended start, so waiting behind slow requests counts; *uncorrected* is from its actual send, what a closed-loop client reports. *Achieved* is requests actually sent per second (median over rounds). A rate is saturated when achieved is under {:.0}% of offered, or the corrected p99 is over {} × the reference latency (the server delay `delay_ms`, else the lowest rate's uncorrected p50), or the cell failed; the knee is the highest rate sustained before the first saturated one.\n",
+            sweep::ACHIEVED_MIN_FRACTION * 100.0,
+            sweep::P99_MAX_FACTOR
+        );
+        for s in group.iter().copied() {
+            let params = params_text(&s.params, &varying);
+            let params = if params.is_empty() {
+                String::new()
+            } else {
+                format!("{params}, ")
+            };
+            let _ = writeln!(
+                out,
+                "**{}** ({params}Python {}): {}\n",
+                s.variant,
+                s.python,
+                knee_text(s)
+            );
+            let _ = writeln!(out, "| offered /s | achieved /s | corrected p50 / p99 ms | uncorrected p50 / p99 ms | |");
+            let _ = writeln!(out, "|---|---|---|---|---|");
+            for p in &s.points {
+                let mut mark = if p.saturated {
+                    format!("saturated: {}", p.reason.as_deref().unwrap_or(""))
+                } else if Some(p.offered_rate_per_s) == s.knee_rate_per_s {
+                    "**knee**".to_string()
+                } else {
+                    "kept up".to_string()
+                };
+                if p.abandoned > 0 {
+                    let _ = write!(
+                        mark,
+                        "; {} request(s) not sent by 2 × the duration",
+                        p.abandoned
+                    );
+                }
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} / {} | {} / {} | {mark} |",
+                    rate_num(p.offered_rate_per_s),
+                    opt(p.achieved_rate_per_s),
+                    opt(p.corrected_p50_ms),
+                    opt(p.corrected_p99_ms),
+                    opt(p.uncorrected_p50_ms),
+                    opt(p.uncorrected_p99_ms)
+                );
+            }
+            let _ = writeln!(out);
+        }
+    }
 }
 
 impl Exporter for MarkdownExporter {
@@ -194,6 +320,7 @@ impl Exporter for MarkdownExporter {
             "{} rounds after {} warm-up(s), cells interleaved in rotating order, each run a fresh process; medians with min–max over rounds. Ratios are of median throughput with a bootstrap 95% interval paired by round; significance by a two-sided Mann–Whitney U test at α = 0.05.\n",
             r.method.rounds, r.method.warmups
         );
+        super::runtime_tables::method_note(&mut out, r);
         let mut scenarios: Vec<&str> = Vec::new();
         for c in &r.cells {
             if !scenarios.contains(&c.scenario.as_str()) {
@@ -202,8 +329,10 @@ impl Exporter for MarkdownExporter {
         }
         for s in scenarios {
             let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.scenario == s).collect();
-            scenario_table(&mut out, s, &cells, &r.cells);
+            scenario_table(&mut out, s, &cells, &r.cells, &r.env);
         }
+        super::runtime_tables::render(&mut out, r);
+        sweep_tables(&mut out, &r.sweeps);
         let warnings: Vec<&String> = r
             .env
             .warnings
@@ -258,6 +387,11 @@ impl Exporter for MarkdownExporter {
             "- asynclab {} at commit {}; started {}",
             r.generated_by, e.git_commit, r.started_at
         );
+        let decision = super::decision::markdown(r);
+        if !decision.is_empty() {
+            let _ = writeln!(out);
+            out.push_str(&decision);
+        }
         Ok(out.into_bytes())
     }
 }

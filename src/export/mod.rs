@@ -1,12 +1,17 @@
 //! Writes a results document out in several formats behind one `Exporter` interface.
 
 mod csv;
+pub mod decision;
+mod html;
 mod json;
 mod markdown;
+mod runtime_tables;
+mod study_tables;
 
 pub use self::csv::CsvExporter;
+pub use self::html::HtmlExporter;
 pub use self::json::JsonExporter;
-pub use self::markdown::MarkdownExporter;
+pub use self::markdown::{num, MarkdownExporter};
 
 use std::io::Write;
 use std::path::Path;
@@ -29,6 +34,7 @@ pub fn all() -> Vec<Box<dyn Exporter>> {
         Box::new(JsonExporter),
         Box::new(CsvExporter),
         Box::new(MarkdownExporter),
+        Box::new(HtmlExporter),
     ]
 }
 
@@ -45,11 +51,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes every format into `dir`.
+/// Writes every format into `dir`, and the charts into `dir/charts/` (SVG and PNG).
 pub fn write_all(results: &Results, dir: &Path) -> anyhow::Result<()> {
     for e in all() {
         write_atomic(&dir.join(e.file_name()), &e.render(results)?)?;
     }
+    crate::chart::write_charts(results, dir)?;
     Ok(())
 }
 

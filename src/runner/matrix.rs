@@ -55,6 +55,12 @@ pub struct CellSpec {
     pub fixtures: Vec<Fixture>,
     /// Whether the mock server's count must equal ops + errors.
     pub check_server_requests: bool,
+    /// The matrix-axis values (parameters given as lists) that set this cell apart from other
+    /// cells of the same variant, e.g. `concurrency=100`; cells compared in the decision
+    /// table share it.
+    pub group: String,
+    /// How the decision table ranks this scenario's variants (`throughput`, `memory`, `none`).
+    pub decide_by: String,
 }
 
 fn to_json(v: &toml::Value) -> serde_json::Value {
@@ -177,10 +183,20 @@ pub fn expand(
                 merged.insert(o.key.clone(), value);
             }
         }
+        let axes: Vec<&String> = merged
+            .iter()
+            .filter(|(_, v)| v.is_array())
+            .map(|(k, _)| k)
+            .collect();
         for combo in combinations(&merged) {
             if excluded(scenario, variant, &combo) {
                 continue;
             }
+            let group = axes
+                .iter()
+                .map(|k| format!("{k}={}", to_json(&combo[*k]).to_string().trim_matches('"')))
+                .collect::<Vec<_>>()
+                .join(" ");
             for py in pythons {
                 let params: BTreeMap<String, serde_json::Value> =
                     combo.iter().map(|(k, v)| (k.clone(), to_json(v))).collect();
@@ -195,6 +211,8 @@ pub fn expand(
                     timeout: Duration::from_secs_f64(scenario.timeout_s),
                     fixtures: scenario.fixtures.clone(),
                     check_server_requests: scenario.check_server_requests,
+                    group: group.clone(),
+                    decide_by: scenario.decide_by.clone(),
                 });
             }
         }

@@ -55,6 +55,9 @@ pub struct ProcessExecutor {
     pub fixtures: FixtureAddrs,
     /// Reads the mock server's served-request counter, when it runs.
     pub http_requests: Option<Arc<dyn Fn() -> u64 + Send + Sync>>,
+    /// CPUs every worker (and its children) is pinned to with `sched_setaffinity` before exec
+    /// (`--cpus`); empty: not pinned.
+    pub cpus: Vec<usize>,
 }
 
 /// A spawned worker that is killed (its whole process group) if dropped while running.
@@ -136,13 +139,21 @@ impl Worker {
             .stderr(stderr.try_clone().map_err(|e| failed(e.to_string()))?)
             .process_group(0);
         let raw_write = std::os::fd::AsRawFd::as_raw_fd(&write_end);
-        // SAFETY: only async-signal-safe calls (dup2, prctl) between fork and exec.
+        let pin = (!exec.cpus.is_empty()).then(|| cpu_set(&exec.cpus));
+        // SAFETY: only async-signal-safe calls (dup2, prctl, sched_setaffinity) between fork and
+        // exec; the CPU set was built before the fork.
         unsafe {
             cmd.pre_exec(move || {
                 if libc::dup2(raw_write, 3) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if let Some(set) = &pin {
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
                 Ok(())
             });
         }
@@ -234,10 +245,7 @@ impl Worker {
                                 .unwrap_or("unknown error")
                                 .to_string();
                             let _ = self.child.wait();
-                            return Err(RunError::Failed(format!(
-                                "worker error: {m}; stderr: {}",
-                                self.stderr_tail()
-                            )));
+                            return Err(worker_error(&m, || self.stderr_tail()));
                         }
                         _ => {
                             return Err(RunError::Failed(format!(
@@ -261,10 +269,7 @@ impl Worker {
                                     .and_then(Value::as_str)
                                     .unwrap_or("unknown error")
                                     .to_string();
-                                return Err(RunError::Failed(format!(
-                                    "worker error: {m}; stderr: {}",
-                                    self.stderr_tail()
-                                )));
+                                return Err(worker_error(&m, || self.stderr_tail()));
                             }
                         }
                         return Err(RunError::Failed(format!(
@@ -286,6 +291,30 @@ impl Worker {
     }
 }
 
+/// The failure for a worker's `error` event. A `skip: reason` message (an optional package is
+/// not installed) is passed on as it is, for the scheduler to mark the cell skipped.
+fn worker_error(message: &str, stderr_tail: impl FnOnce() -> String) -> RunError {
+    if message.starts_with("skip:") {
+        RunError::Failed(message.to_string())
+    } else {
+        RunError::Failed(format!(
+            "worker error: {message}; stderr: {}",
+            stderr_tail()
+        ))
+    }
+}
+
+/// The CPU set for `sched_setaffinity`, built before fork (the child only makes the syscall).
+fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
+    // SAFETY: cpu_set_t is a plain bit array; all zeroes is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        // SAFETY: CPU_SET bounds-checks against the set's size.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    set
+}
+
 fn kib_to_mib(k: u64) -> f64 {
     k as f64 / 1024.0
 }
@@ -296,7 +325,9 @@ impl Executor for ProcessExecutor {
         w.wait_for("ready", SETUP_TIMEOUT, cell)?;
         let pid = w.pid();
         sampler::reset_peaks(pid);
-        let baseline_kib = sampler::tree_rss_kib(pid);
+        let baseline_rss_kib = sampler::tree_rss_kib(pid);
+        let baseline_pss_kib = sampler::tree_pss_kib(pid);
+        let processes_at_ready = sampler::tree(pid).len();
         let cpu_before = sampler::tree_cpu_s(pid);
         let requests_before = self.http_requests.as_ref().map(|f| f());
         let sampler = sampler::PeakSampler::start(pid);
@@ -333,7 +364,19 @@ impl Executor for ProcessExecutor {
             (Some(f), Some(before)) => Some(f().saturating_sub(before)),
             _ => None,
         };
-        let peak_kib = sampled_peak.max(root_hwm).max(baseline_kib);
+        // One process: the kernel's exact peak (VmHWM, reset at ready) over RSS at ready.
+        // Several: PSS summed over the tree, sampled, so pages forked workers share with
+        // their parent are not counted once per process.
+        let (memory_metric, baseline_kib, peak_kib) =
+            if sampled_peak.max_processes > 1 || processes_at_ready > 1 {
+                (
+                    "pss-tree-sampled",
+                    baseline_pss_kib,
+                    sampled_peak.pss_kib.max(baseline_pss_kib),
+                )
+            } else {
+                ("rss-hwm", baseline_rss_kib, root_hwm.max(baseline_rss_kib))
+            };
         let get_u64 = |k: &str| result.get(k).and_then(Value::as_u64).unwrap_or(0);
         let ops = get_u64("ops");
         let latencies_ms: Vec<f64> = result
@@ -352,6 +395,7 @@ impl Executor for ProcessExecutor {
             baseline_rss_mib: kib_to_mib(baseline_kib),
             peak_rss_mib: kib_to_mib(peak_kib),
             peak_rss_delta_mib: kib_to_mib(peak_kib - baseline_kib),
+            memory_metric: memory_metric.to_string(),
             ops,
             errors: get_u64("errors"),
             server_requests,
@@ -362,6 +406,21 @@ impl Executor for ProcessExecutor {
                 .unwrap_or("service")
                 .to_string(),
             latencies_ms,
+            latency_sets_ms: result
+                .get("latency_sets_ms")
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| {
+                            let xs = v
+                                .as_array()
+                                .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                                .unwrap_or_default();
+                            (k.clone(), xs)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
             error_samples: result
                 .get("error_samples")
                 .and_then(Value::as_array)

@@ -50,6 +50,21 @@ fn status_kib(pid: i32, field: &str) -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
+/// Proportional set size of one process (shared pages divided among their sharers), KiB.
+fn pss_kib(pid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    text.lines()
+        .find(|l| l.starts_with("Pss:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+}
+
+/// Proportional set size of the tree, KiB: what several forked processes really cost
+/// together, without counting the pages they share with their parent once per process.
+pub fn tree_pss_kib(root: i32) -> u64 {
+    tree(root).iter().filter_map(|p| pss_kib(*p)).sum()
+}
+
 /// Resident set size of the tree, KiB.
 pub fn tree_rss_kib(root: i32) -> u64 {
     tree(root)
@@ -97,10 +112,19 @@ pub fn tree_cpu_s(root: i32) -> f64 {
     tree(root).iter().map(|p| cpu_s(*p, true)).sum()
 }
 
-/// Samples the tree's RSS in a background thread until stopped; returns the largest sum seen.
+/// What the sampler saw while a run was timed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TreePeak {
+    /// Largest summed PSS of the tree, KiB.
+    pub pss_kib: u64,
+    /// Most processes seen in the tree at once.
+    pub max_processes: usize,
+}
+
+/// Samples the tree's PSS in a background thread until stopped.
 pub struct PeakSampler {
     stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<u64>>,
+    handle: Option<JoinHandle<TreePeak>>,
 }
 
 impl PeakSampler {
@@ -109,9 +133,13 @@ impl PeakSampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle = std::thread::spawn(move || {
-            let mut peak = 0;
+            let mut peak = TreePeak::default();
             loop {
-                peak = peak.max(tree_rss_kib(root));
+                let pids = tree(root);
+                peak.max_processes = peak.max_processes.max(pids.len());
+                peak.pss_kib = peak
+                    .pss_kib
+                    .max(pids.iter().filter_map(|p| pss_kib(*p)).sum());
                 if flag.load(Ordering::Relaxed) {
                     return peak;
                 }
@@ -124,10 +152,13 @@ impl PeakSampler {
         }
     }
 
-    /// Stops sampling (after one last sample) and returns the peak tree RSS in KiB.
-    pub fn finish(mut self) -> u64 {
+    /// Stops sampling (after one last sample) and returns what was seen.
+    pub fn finish(mut self) -> TreePeak {
         self.stop.store(true, Ordering::Relaxed);
-        self.handle.take().and_then(|h| h.join().ok()).unwrap_or(0)
+        self.handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default()
     }
 }
 
@@ -145,6 +176,7 @@ mod tests {
     fn own_process_is_measurable() {
         let me = std::process::id() as i32;
         assert!(tree_rss_kib(me) > 0);
+        assert!(tree_pss_kib(me) > 0);
         assert!(hwm_kib(me).unwrap() >= status_kib(me, "VmRSS:").unwrap());
         assert!(tree(me)[0] == me);
     }

@@ -28,6 +28,8 @@ pub fn new_cell(spec: &CellSpec) -> Cell {
             .and_then(|v| v.as_str())
             .map(String::from),
         params: spec.params.clone(),
+        group: spec.group.clone(),
+        decide_by: spec.decide_by.clone(),
         status: CellStatus::Running,
         failure: None,
         runs: Vec::new(),
@@ -43,7 +45,9 @@ pub fn round_order(n: usize, r: usize) -> Vec<usize> {
 
 /// Measures `specs` (one scenario's cells) into `cells[offset..offset + specs.len()]`, calling
 /// `save` after every run so nothing measured is lost. A failing cell is marked failed and
-/// skipped in later rounds; the others go on. Ctrl-C returns an error after saving.
+/// skipped in later rounds; the others go on. A worker error starting with `skip:` (an optional
+/// package is not installed) marks the cell skipped with that reason instead. Ctrl-C returns an
+/// error after saving.
 pub fn run_interleaved(
     specs: &[CellSpec],
     plan: Plan,
@@ -59,7 +63,7 @@ pub fn run_interleaved(
         let warm = step < plan.warmups;
         let round = step.saturating_sub(plan.warmups);
         for i in round_order(n, step) {
-            if cells[i].status == CellStatus::Failed {
+            if matches!(cells[i].status, CellStatus::Failed | CellStatus::Skipped) {
                 continue;
             }
             let label = if warm {
@@ -76,6 +80,12 @@ pub fn run_interleaved(
                         cells[i].summary = Some(summary);
                         cells[i].warnings = warnings;
                     }
+                }
+                Err(RunError::Failed(msg)) if msg.starts_with("skip:") => {
+                    let reason = msg["skip:".len()..].trim().to_string();
+                    progress(&format!("SKIPPED {}: {reason}", specs[i].id));
+                    cells[i].status = CellStatus::Skipped;
+                    cells[i].failure = Some(reason);
                 }
                 Err(RunError::Failed(msg)) => {
                     progress(&format!(
@@ -128,6 +138,11 @@ mod tests {
             if self.fail == Some(cell.variant.as_str()) {
                 return Err(RunError::Failed("boom; stderr: Traceback".into()));
             }
+            if cell.variant == "skipme" {
+                return Err(RunError::Failed(
+                    "skip: loop rsloop is not installed in this environment: make rsloop".into(),
+                ));
+            }
             Ok(RunRecord {
                 round: round.unwrap_or(0),
                 wall_s: 1.0,
@@ -136,12 +151,14 @@ mod tests {
                 baseline_rss_mib: 10.0,
                 peak_rss_mib: 12.0,
                 peak_rss_delta_mib: 2.0,
+                memory_metric: "rss-hwm".into(),
                 ops: 10,
                 errors: 0,
                 server_requests: None,
                 throughput_per_s: 10.0,
                 latency_kind: "service".into(),
                 latencies_ms: vec![1.0, 2.0, 3.0],
+                latency_sets_ms: Default::default(),
                 error_samples: vec![],
                 extra: serde_json::Value::Null,
             })
@@ -159,6 +176,8 @@ mod tests {
             timeout: Duration::from_secs(1),
             fixtures: vec![],
             check_server_requests: false,
+            group: String::new(),
+            decide_by: "throughput".into(),
         }
     }
 
@@ -217,5 +236,40 @@ mod tests {
         assert_eq!(cells[1].status, CellStatus::Failed);
         assert!(cells[1].failure.as_deref().unwrap().contains("Traceback"));
         assert!(cells[0].runs.len() == 3 && cells[2].runs.len() == 3);
+    }
+
+    #[test]
+    fn a_skip_message_marks_the_cell_skipped_not_failed() {
+        let specs: Vec<CellSpec> = ["a", "skipme"].iter().map(|v| spec(v)).collect();
+        let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
+        let mut exec = MockExecutor {
+            calls: vec![],
+            fail: None,
+        };
+        let plan = Plan {
+            rounds: 3,
+            warmups: 1,
+        };
+        run_interleaved(
+            &specs,
+            plan,
+            &mut exec,
+            &mut cells,
+            &mut |_| Ok(()),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(cells[1].status, CellStatus::Skipped);
+        assert_eq!(
+            cells[1].failure.as_deref(),
+            Some("loop rsloop is not installed in this environment: make rsloop")
+        );
+        assert_eq!(
+            exec.calls.iter().filter(|(v, _)| v == "skipme").count(),
+            1,
+            "not retried in later rounds"
+        );
+        assert_eq!(cells[0].status, CellStatus::Ok);
+        assert_eq!(cells[0].runs.len(), 3);
     }
 }

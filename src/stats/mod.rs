@@ -11,8 +11,10 @@
 //!   rounds as pairs because rounds interleave the variants.
 //! * [`significance`] — [`mann_whitney`], [`min_possible_p`] and [`compare`].
 //! * [`outliers`] — [`modified_z_outliers`] and the report's [`warnings`].
+//! * [`hdr`] — latency distributions as HdrHistograms (µs, 3 significant digits, V2 base64).
 
 pub mod bootstrap;
+pub mod hdr;
 pub mod outliers;
 pub mod percentile;
 pub mod rng;

@@ -1,0 +1,244 @@
+//! Charts of a results document behind one [`Chart`] interface: SVG always, PNG beside it.
+//!
+//! Each chart kind is one file and one entry in [`registry`]; adding a kind (e.g. the
+//! open-loop `load_sweep.rs`: latency against offered load with the knee marked) means
+//! writing a type that implements [`Chart`] and adding one line to [`registry`]. Everything
+//! else — `DIR/charts/*.svg|png`, the inline charts of `report.html`, `make charts` — follows.
+//!
+//! Charts are deterministic: the same `results.json` gives byte-identical files (no
+//! timestamps, stable ordering, fixed float formatting), so `asynclab report` can be re-run.
+
+pub mod bars;
+pub mod grouped;
+pub mod latency;
+pub mod load_sweep;
+pub mod memory;
+pub mod png;
+pub mod svg;
+pub mod throughput;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::export::{params_text, write_atomic};
+use crate::results::{Cell, Results};
+
+/// One rendered chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartFile {
+    /// File stem, unique in the results folder: `<kind>-<scenario>` (e.g. `throughput-io_http`).
+    pub name: String,
+    /// The scenario it belongs to, so the HTML report shows it in that scenario's section;
+    /// `None` for charts across scenarios.
+    pub scenario: Option<String>,
+    /// What it shows (also the SVG's `<title>`).
+    pub title: String,
+    /// The SVG document (no XML declaration, so it can be inlined in HTML).
+    pub svg: String,
+}
+
+/// A kind of chart.
+pub trait Chart {
+    /// Short name, the file-name prefix (`throughput`, `latency`, ...).
+    fn kind(&self) -> &'static str;
+    /// The charts of this kind for a results document (none when it does not apply).
+    fn render_svg(&self, results: &Results) -> Vec<ChartFile>;
+}
+
+/// Every chart kind, in the order the report shows them within a scenario.
+///
+/// Extension point: a new kind is one more line here (the open-loop mode adds
+/// `Box::new(load_sweep::LoadSweep)` after `grouped`).
+pub fn registry() -> Vec<Box<dyn Chart>> {
+    vec![
+        Box::new(throughput::Throughput),
+        Box::new(latency::Latency),
+        Box::new(memory::Memory),
+        Box::new(grouped::Grouped),
+        Box::new(load_sweep::LoadSweep),
+    ]
+}
+
+/// All charts: scenario by scenario (in the document's order), kinds in [`registry`] order;
+/// charts that belong to no scenario last.
+pub fn render_all(results: &Results) -> Vec<ChartFile> {
+    let mut all: Vec<ChartFile> = registry()
+        .iter()
+        .flat_map(|k| k.render_svg(results))
+        .collect();
+    let order = scenarios(results);
+    let rank = |c: &ChartFile| -> usize {
+        c.scenario
+            .as_ref()
+            .and_then(|s| order.iter().position(|o| o == s))
+            .unwrap_or(usize::MAX)
+    };
+    // Stable sort: within a scenario the registry order is kept.
+    all.sort_by_key(rank);
+    all
+}
+
+/// Renders every chart and writes `DIR/charts/<name>.svg` and `.png`; returns the charts.
+pub fn write_charts(results: &Results, dir: &Path) -> anyhow::Result<Vec<ChartFile>> {
+    let charts = render_all(results);
+    let out = dir.join("charts");
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    for c in &charts {
+        write_atomic(&out.join(format!("{}.svg", c.name)), c.svg.as_bytes())?;
+        let png = png::svg_to_png(&c.svg).with_context(|| format!("rendering {}.png", c.name))?;
+        write_atomic(&out.join(format!("{}.png", c.name)), &png)?;
+    }
+    Ok(charts)
+}
+
+/// Scenario names in the order they first appear.
+pub fn scenarios(results: &Results) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in &results.cells {
+        if !out.contains(&c.scenario) {
+            out.push(c.scenario.clone());
+        }
+    }
+    out
+}
+
+/// The cells of one scenario, in document order.
+pub fn cells_of<'a>(results: &'a Results, scenario: &str) -> Vec<&'a Cell> {
+    results
+        .cells
+        .iter()
+        .filter(|c| c.scenario == scenario)
+        .collect()
+}
+
+/// A file-name-safe form of a scenario name.
+pub fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Parameter keys whose values differ between `cells`, sorted, without `skip`.
+pub fn varying_keys(cells: &[&Cell], skip: &[&str]) -> Vec<String> {
+    let keys: BTreeSet<&String> = cells.iter().flat_map(|c| c.params.keys()).collect();
+    keys.into_iter()
+        .filter(|k| !skip.contains(&k.as_str()))
+        .filter(|k| {
+            cells
+                .iter()
+                .any(|c| c.params.get(*k) != cells[0].params.get(*k))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Whether cells differ in interpreter.
+pub fn many_pythons(cells: &[&Cell]) -> bool {
+    cells.iter().any(|c| c.python != cells[0].python)
+}
+
+/// "asyncio concurrency=50" (+ " py3.12.1" when interpreters differ).
+pub fn cell_label(cell: &Cell, varying: &[String], with_python: bool) -> String {
+    let mut s = cell.variant.clone();
+    let p = params_text(&cell.params, varying);
+    if !p.is_empty() {
+        s.push(' ');
+        s.push_str(&p);
+    }
+    if with_python {
+        s.push_str(&format!(" py{}", cell.python));
+    }
+    s
+}
+
+/// Index of the cell's variant among the scenario's variants (first-seen order): its colour,
+/// the same in every chart of that scenario.
+pub fn variant_index(cells: &[&Cell], variant: &str) -> usize {
+    let mut seen: Vec<&str> = Vec::new();
+    for c in cells {
+        if !seen.contains(&c.variant.as_str()) {
+            seen.push(&c.variant);
+        }
+    }
+    seen.iter().position(|v| *v == variant).unwrap_or(0)
+}
+
+/// Sorts version strings numerically (3.9 < 3.10 < 3.12.1), others after, by text.
+pub fn sort_versions(v: &mut [String]) {
+    let key = |s: &String| -> (Vec<u64>, String) {
+        let nums: Option<Vec<u64>> = s.split('.').map(|p| p.parse().ok()).collect();
+        match nums {
+            Some(n) => (n, String::new()),
+            None => (vec![u64::MAX], s.clone()),
+        }
+    };
+    v.sort_by_key(key);
+}
+
+/// The subtitle every chart carries: what machine, which interpreters, how many rounds.
+pub fn machine_line(results: &Results, cells: &[&Cell]) -> String {
+    let mut pythons: Vec<String> = cells.iter().map(|c| c.python.clone()).collect();
+    sort_versions(&mut pythons);
+    pythons.dedup();
+    let e = &results.env;
+    let quick = if results.method.quick {
+        ", --quick"
+    } else {
+        ""
+    };
+    format!(
+        "{} ({} cores) · Python {} · {} rounds{quick} · {}",
+        e.cpu_model,
+        e.cores,
+        pythons.join(", "),
+        results.method.rounds,
+        short_commit(&e.git_commit)
+    )
+}
+
+/// "asynclab 3c37845" from a full commit hash (keeps a `-dirty` mark).
+fn short_commit(commit: &str) -> String {
+    let dirty = commit.ends_with("-dirty");
+    let hash: String = commit.trim_end_matches("-dirty").chars().take(7).collect();
+    if hash.is_empty() {
+        "asynclab".into()
+    } else {
+        format!("asynclab {hash}{}", if dirty { "-dirty" } else { "" })
+    }
+}
+
+/// The footnote of bar charts.
+pub fn bars_footnote(what: &str) -> String {
+    format!("Bars: median {what} over rounds (each a fresh process); whiskers: bootstrap 95% interval of the median.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_sort_numerically() {
+        let mut v = vec![
+            "3.12.1".to_string(),
+            "3.9.2".into(),
+            "3.10.13".into(),
+            "pypy".into(),
+        ];
+        sort_versions(&mut v);
+        assert_eq!(v, ["3.9.2", "3.10.13", "3.12.1", "pypy"]);
+    }
+
+    #[test]
+    fn commit_is_shortened_with_its_dirty_mark() {
+        assert_eq!(short_commit("3c378452631b-dirty"), "asynclab 3c37845-dirty");
+        assert_eq!(short_commit(""), "asynclab");
+    }
+}

@@ -1,0 +1,663 @@
+//! The regression gate: `asynclab compare BASE NEW` (two runs) or `asynclab compare RUN --by
+//! python|loop BASE_VALUE NEW_VALUE` (two interpreters or event loops within one run).
+//!
+//! Cells are matched by (scenario, variant, parameters, python) — minus the dimension being
+//! compared with `--by`. For each pair the per-run values of one metric are compared: the
+//! ratio of medians NEW / BASE with a bootstrap 95 % interval (paired by round within one run,
+//! where rounds interleave the cells; unpaired between runs, whose rounds share nothing) and a
+//! two-sided Mann–Whitney U test. A cell **regresses** when it is worse than BASE by more than
+//! the threshold in the metric's bad direction *and* the change is significant (the test at
+//! α = 0.05 and the interval excluding 1, as in the report). The gate fails (exit 1) on any
+//! regression, and when a cell measured in BASE failed in NEW.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::error::UsageError;
+use crate::results::{Cell, CellStatus, Results, RunRecord};
+use crate::stats::rng::{seed_for, Rng};
+use crate::stats::{self, median, min_possible_p, RatioEstimate, Verdict, RESAMPLES};
+
+/// The per-run number compared, with the direction in which it gets better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Metric {
+    /// Operations per second of wall time (`throughput_per_s`): higher is better.
+    Throughput,
+    /// Wall time of the timed part (`wall_s`): lower is better.
+    Wall,
+    /// CPU seconds of the process tree (`cpu_s`): lower is better.
+    Cpu,
+    /// Peak RSS above the ready baseline (`peak_rss_delta_mib`): lower is better.
+    Rss,
+}
+
+impl Metric {
+    /// The results field compared.
+    pub fn field(self) -> &'static str {
+        match self {
+            Metric::Throughput => "throughput_per_s",
+            Metric::Wall => "wall_s",
+            Metric::Cpu => "cpu_s",
+            Metric::Rss => "peak_rss_delta_mib",
+        }
+    }
+    /// Whether a larger value is an improvement.
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Metric::Throughput)
+    }
+    /// The metric's value in one run.
+    pub fn value(self, r: &RunRecord) -> f64 {
+        match self {
+            Metric::Throughput => r.throughput_per_s,
+            Metric::Wall => r.wall_s,
+            Metric::Cpu => r.cpu_s,
+            Metric::Rss => r.peak_rss_delta_mib,
+        }
+    }
+}
+
+/// The dimension compared within one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    /// Interpreter version (`3.10` matches `3.10.13`).
+    Python,
+    /// Event loop (the `loop` parameter).
+    Loop,
+}
+
+/// What happened to one matched cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Worse beyond the threshold and significant: fails the gate.
+    Regression,
+    /// Measured in BASE, failed or unmeasured in NEW: fails the gate.
+    NewFailed,
+    /// Worse beyond the threshold, but with these rounds no test could be significant.
+    TooFewRounds,
+    /// Worse beyond the threshold, not significant.
+    WorseNotSignificant,
+    /// Better beyond the threshold and significant.
+    Improvement,
+    /// Within the threshold, or not significant.
+    Unchanged,
+    /// BASE has no measurement to compare against.
+    NoBaseline,
+}
+
+impl Outcome {
+    /// Whether this outcome fails the gate.
+    pub fn fails(self) -> bool {
+        matches!(self, Outcome::Regression | Outcome::NewFailed)
+    }
+    fn text(self) -> &'static str {
+        match self {
+            Outcome::Regression => "REGRESSION (significant, beyond threshold)",
+            Outcome::NewFailed => "FAILED in NEW",
+            Outcome::TooFewRounds => "worse, not significant (too few rounds)",
+            Outcome::WorseNotSignificant => "worse, not significant",
+            Outcome::Improvement => "better (significant)",
+            Outcome::Unchanged => "no significant change beyond threshold",
+            Outcome::NoBaseline => "no baseline measurement",
+        }
+    }
+}
+
+/// One matched pair of cells.
+#[derive(Debug, Clone)]
+pub struct CellChange {
+    /// Which cell: `scenario/variant/python/params`, or with `--by`, what was compared.
+    pub label: String,
+    /// Median of the metric in BASE.
+    pub base_median: f64,
+    /// Median of the metric in NEW.
+    pub new_median: f64,
+    /// Rounds in BASE and in NEW.
+    pub rounds: (usize, usize),
+    /// NEW / BASE with its 95 % interval.
+    pub ratio: RatioEstimate,
+    /// Mann–Whitney U of NEW against BASE.
+    pub verdict: Verdict,
+    /// Test significant and interval excluding 1.
+    pub significant: bool,
+    /// The verdict for the gate.
+    pub outcome: Outcome,
+}
+
+/// The gate's whole answer.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The metric compared.
+    pub metric: Metric,
+    /// Threshold in percent.
+    pub threshold_pct: f64,
+    /// What BASE and NEW are.
+    pub base_name: String,
+    /// What NEW is.
+    pub new_name: String,
+    /// Whether ratios were paired by round.
+    pub paired: bool,
+    /// Matched cells, in BASE's order.
+    pub changes: Vec<CellChange>,
+    /// Cells only in BASE.
+    pub only_base: Vec<String>,
+    /// Cells only in NEW.
+    pub only_new: Vec<String>,
+}
+
+impl Report {
+    /// 1 when any cell fails the gate, else 0.
+    pub fn exit_code(&self) -> i32 {
+        i32::from(self.changes.iter().any(|c| c.outcome.fails()))
+    }
+}
+
+/// Reads a results document from a results folder or a `results.json` path.
+pub fn load(path: &Path) -> anyhow::Result<Results> {
+    let file = if path.is_dir() {
+        path.join("results.json")
+    } else {
+        path.to_path_buf()
+    };
+    let text = std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a results document", file.display()))
+}
+
+/// Whether a version string matches a requested one component-wise (`3.10` ~ `3.10.13`).
+pub fn version_matches(actual: &str, wanted: &str) -> bool {
+    let a: Vec<&str> = actual.split('.').collect();
+    let w: Vec<&str> = wanted.split('.').collect();
+    w.len() <= a.len() && a.iter().zip(&w).all(|(x, y)| x == y)
+}
+
+/// The event loop of a cell (its `loop` field or parameter; `asyncio` when absent).
+fn loop_of(c: &Cell) -> String {
+    crate::chart::grouped::event_loop(c)
+}
+
+/// The matching key: scenario, variant, parameters, python — without `by`'s dimension.
+fn key(c: &Cell, by: Option<By>) -> String {
+    let mut params: BTreeMap<&String, &serde_json::Value> = c.params.iter().collect();
+    if by == Some(By::Loop) {
+        params.retain(|k, _| k.as_str() != "loop");
+    }
+    let p: Vec<String> = params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.to_string().trim_matches('"')))
+        .collect();
+    match by {
+        Some(By::Python) => format!("{}/{}/{}", c.scenario, c.variant, p.join(",")),
+        _ => format!("{}/{}/{}/{}", c.scenario, c.variant, c.python, p.join(",")),
+    }
+}
+
+/// Unpaired bootstrap 95 % interval of `median(a) / median(b)`: each sample resampled on its
+/// own (rounds of two runs share nothing). Deterministic seed from the lengths.
+pub fn unpaired_ratio(a: &[f64], b: &[f64]) -> RatioEstimate {
+    let ratio = median(a) / median(b);
+    if a.is_empty() || b.is_empty() {
+        return RatioEstimate {
+            ratio,
+            ci95_low: f64::NAN,
+            ci95_high: f64::NAN,
+            paired: false,
+        };
+    }
+    let mut rng = Rng::new(seed_for("asynclab/compare/unpaired", &[a.len(), b.len()]));
+    let mut draw =
+        |xs: &[f64]| -> Vec<f64> { (0..xs.len()).map(|_| xs[rng.below(xs.len())]).collect() };
+    let mut ratios: Vec<f64> = (0..RESAMPLES)
+        .map(|_| median(&draw(a)) / median(&draw(b)))
+        .filter(|r| !r.is_nan())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    if ratios.is_empty() {
+        return RatioEstimate {
+            ratio,
+            ci95_low: f64::NAN,
+            ci95_high: f64::NAN,
+            paired: false,
+        };
+    }
+    let last = (ratios.len() - 1) as f64;
+    let lo = ratios[(0.025 * last).floor() as usize];
+    let hi = ratios[((0.975 * last).ceil() as usize).min(ratios.len() - 1)];
+    RatioEstimate {
+        ratio,
+        ci95_low: lo.min(ratio),
+        ci95_high: hi.max(ratio),
+        paired: false,
+    }
+}
+
+/// The gate's verdict for NEW / BASE = `ratio` of a metric.
+pub fn classify(
+    metric: Metric,
+    ratio: &RatioEstimate,
+    verdict: &Verdict,
+    n: (usize, usize),
+    threshold_pct: f64,
+) -> (bool, Outcome) {
+    let t = threshold_pct / 100.0;
+    let r = ratio.ratio;
+    let excludes_one = ratio.ci95_low > 1.0 || ratio.ci95_high < 1.0;
+    let significant = verdict.significant && excludes_one;
+    let (worse, better) = if metric.higher_is_better() {
+        (r < 1.0 - t, r > 1.0 + t)
+    } else {
+        (r > 1.0 + t, r < 1.0 - t)
+    };
+    let outcome = if worse && significant {
+        Outcome::Regression
+    } else if worse && min_possible_p(n.0, n.1) > verdict.alpha {
+        Outcome::TooFewRounds
+    } else if worse {
+        Outcome::WorseNotSignificant
+    } else if better && significant {
+        Outcome::Improvement
+    } else {
+        Outcome::Unchanged
+    };
+    (significant, outcome)
+}
+
+fn values(c: &Cell, m: Metric) -> Vec<f64> {
+    c.runs.iter().map(|r| m.value(r)).collect()
+}
+
+/// Per-round values of two cells of one run, paired by round index.
+fn paired_values(a: &Cell, b: &Cell, m: Metric) -> (Vec<f64>, Vec<f64>) {
+    a.runs
+        .iter()
+        .filter_map(|ra| {
+            let rb = b.runs.iter().find(|r| r.round == ra.round)?;
+            Some((m.value(ra), m.value(rb)))
+        })
+        .unzip()
+}
+
+fn change(
+    label: String,
+    base: &Cell,
+    new: &Cell,
+    m: Metric,
+    paired: bool,
+    threshold_pct: f64,
+) -> CellChange {
+    let (b, n) = if paired {
+        let (n, b) = paired_values(new, base, m);
+        (b, n)
+    } else {
+        (values(base, m), values(new, m))
+    };
+    let new_failed = new.status == CellStatus::Failed || n.is_empty();
+    let ratio = if paired {
+        stats::paired_ratio(&n, &b)
+    } else {
+        unpaired_ratio(&n, &b)
+    };
+    let verdict = stats::mann_whitney(&n, &b);
+    let (significant, mut outcome) =
+        classify(m, &ratio, &verdict, (b.len(), n.len()), threshold_pct);
+    if base.runs.is_empty() {
+        outcome = Outcome::NoBaseline;
+    } else if new_failed && base.status != CellStatus::Failed {
+        outcome = Outcome::NewFailed;
+    }
+    CellChange {
+        label,
+        base_median: median(&b),
+        new_median: median(&n),
+        rounds: (b.len(), n.len()),
+        ratio,
+        verdict,
+        significant,
+        outcome,
+    }
+}
+
+/// Compares two runs cell by cell.
+pub fn compare_runs(
+    base: &Results,
+    new: &Results,
+    metric: Metric,
+    threshold_pct: f64,
+    names: (&str, &str),
+) -> anyhow::Result<Report> {
+    let new_by_key: BTreeMap<String, &Cell> = new.cells.iter().map(|c| (key(c, None), c)).collect();
+    let base_keys: Vec<String> = base.cells.iter().map(|c| key(c, None)).collect();
+    let changes: Vec<CellChange> = base
+        .cells
+        .iter()
+        .filter_map(|b| {
+            let n = new_by_key.get(&key(b, None))?;
+            Some(change(b.id.clone(), b, n, metric, false, threshold_pct))
+        })
+        .collect();
+    let only_base = base
+        .cells
+        .iter()
+        .filter(|c| !new_by_key.contains_key(&key(c, None)))
+        .map(|c| c.id.clone())
+        .collect();
+    let only_new = new
+        .cells
+        .iter()
+        .filter(|c| !base_keys.contains(&key(c, None)))
+        .map(|c| c.id.clone())
+        .collect();
+    finish(Report {
+        metric,
+        threshold_pct,
+        base_name: names.0.to_string(),
+        new_name: names.1.to_string(),
+        paired: false,
+        changes,
+        only_base,
+        only_new,
+    })
+}
+
+/// Compares two interpreters or event loops within one run, paired by round.
+pub fn compare_within(
+    run: &Results,
+    by: By,
+    base_value: &str,
+    new_value: &str,
+    metric: Metric,
+    threshold_pct: f64,
+) -> anyhow::Result<Report> {
+    let dim = |c: &Cell| match by {
+        By::Python => c.python.clone(),
+        By::Loop => loop_of(c),
+    };
+    let matches = |c: &Cell, wanted: &str| match by {
+        By::Python => version_matches(&c.python, wanted),
+        By::Loop => loop_of(c) == wanted,
+    };
+    let flag = match by {
+        By::Python => "--by python",
+        By::Loop => "--by loop",
+    };
+    let mut present: Vec<String> = run.cells.iter().map(dim).collect();
+    crate::chart::sort_versions(&mut present);
+    present.dedup();
+    for wanted in [base_value, new_value] {
+        let hits: Vec<&String> = present
+            .iter()
+            .filter(|p| match by {
+                By::Python => version_matches(p, wanted),
+                By::Loop => p.as_str() == wanted,
+            })
+            .collect();
+        if hits.len() != 1 {
+            return Err(UsageError::Flag {
+                flag,
+                message: format!(
+                    "'{wanted}' matches {} of the run's values ({}); name exactly one",
+                    hits.len(),
+                    present.join(", ")
+                ),
+            }
+            .into());
+        }
+    }
+    let base_cells: Vec<&Cell> = run
+        .cells
+        .iter()
+        .filter(|c| matches(c, base_value))
+        .collect();
+    let new_cells: Vec<&Cell> = run.cells.iter().filter(|c| matches(c, new_value)).collect();
+    let new_by_key: BTreeMap<String, &Cell> =
+        new_cells.iter().map(|c| (key(c, Some(by)), *c)).collect();
+    let base_keys: Vec<String> = base_cells.iter().map(|c| key(c, Some(by))).collect();
+    let changes = base_cells
+        .iter()
+        .filter_map(|b| {
+            let n = new_by_key.get(&key(b, Some(by)))?;
+            let label = format!("{} ({} → {})", key(b, Some(by)), dim(b), dim(n));
+            Some(change(label, b, n, metric, true, threshold_pct))
+        })
+        .collect();
+    let only_base = base_cells
+        .iter()
+        .filter(|c| !new_by_key.contains_key(&key(c, Some(by))))
+        .map(|c| c.id.clone())
+        .collect();
+    let only_new = new_cells
+        .iter()
+        .filter(|c| !base_keys.contains(&key(c, Some(by))))
+        .map(|c| c.id.clone())
+        .collect();
+    let name = |v: &str| match by {
+        By::Python => format!("Python {v}"),
+        By::Loop => format!("loop {v}"),
+    };
+    finish(Report {
+        metric,
+        threshold_pct,
+        base_name: name(base_value),
+        new_name: name(new_value),
+        paired: true,
+        changes,
+        only_base,
+        only_new,
+    })
+}
+
+fn finish(r: Report) -> anyhow::Result<Report> {
+    if r.changes.is_empty() {
+        anyhow::bail!(
+            "no cell of {} matches one of {} (cells are matched by scenario, variant, parameters and python); nothing to compare",
+            r.base_name,
+            r.new_name
+        );
+    }
+    Ok(r)
+}
+
+/// A percentage change with sign, one decimal.
+fn pct(ratio: f64) -> String {
+    if ratio.is_finite() {
+        let s = format!("{:+.1}%", (ratio - 1.0) * 100.0);
+        if s == "-0.0%" {
+            "+0.0%".into()
+        } else {
+            s
+        }
+    } else {
+        "–".into()
+    }
+}
+
+/// The text the command prints.
+pub fn render(r: &Report) -> String {
+    let mut out = String::new();
+    let dir = if r.metric.higher_is_better() {
+        "higher is better"
+    } else {
+        "lower is better"
+    };
+    let _ = writeln!(
+        out,
+        "metric: {} (median over rounds, {dir}); BASE: {}; NEW: {}; threshold {}%",
+        r.metric.field(),
+        r.base_name,
+        r.new_name,
+        r.threshold_pct
+    );
+    let _ = writeln!(
+        out,
+        "change = NEW/BASE − 1 with a {} bootstrap 95% interval; p from a two-sided Mann–Whitney U test; significant = p ≤ 0.05 and the interval excludes 0%\n",
+        if r.paired { "paired-by-round" } else { "unpaired" }
+    );
+    for c in &r.changes {
+        let _ = writeln!(out, "{}", c.label);
+        let _ = writeln!(
+            out,
+            "    base {} → new {}  change {} [{} .. {}]  p = {:.3} ({} vs {} rounds)  {}",
+            crate::export::num(c.base_median),
+            crate::export::num(c.new_median),
+            pct(c.ratio.ratio),
+            pct(c.ratio.ci95_low),
+            pct(c.ratio.ci95_high),
+            c.verdict.p_value,
+            c.rounds.0,
+            c.rounds.1,
+            c.outcome.text()
+        );
+    }
+    for id in &r.only_base {
+        let _ = writeln!(out, "only in BASE (not compared): {id}");
+    }
+    for id in &r.only_new {
+        let _ = writeln!(out, "only in NEW (not compared): {id}");
+    }
+    let failing: Vec<&CellChange> = r.changes.iter().filter(|c| c.outcome.fails()).collect();
+    let few = r
+        .changes
+        .iter()
+        .filter(|c| c.outcome == Outcome::TooFewRounds)
+        .count();
+    if few > 0 {
+        let _ = writeln!(
+            out,
+            "\nnote: {few} cell(s) are worse beyond the threshold but have too few rounds for any test to be significant (3 vs 3 rounds: smallest possible p = 0.1); the gate cannot fail on them — measure with --rounds 5 or more"
+        );
+    }
+    if failing.is_empty() {
+        let _ = writeln!(
+            out,
+            "\ngate: PASS ({} cell(s) compared, none worse than {}% with a significant difference)",
+            r.changes.len(),
+            r.threshold_pct
+        );
+    } else {
+        let _ = writeln!(out, "\ngate: FAIL — {} cell(s):", failing.len());
+        for c in failing {
+            let _ = writeln!(
+                out,
+                "  {}: {} {}",
+                c.label,
+                c.outcome.text(),
+                pct(c.ratio.ratio)
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est(r: f64, lo: f64, hi: f64) -> RatioEstimate {
+        RatioEstimate {
+            ratio: r,
+            ci95_low: lo,
+            ci95_high: hi,
+            paired: false,
+        }
+    }
+    fn sig(yes: bool) -> Verdict {
+        Verdict {
+            test: "t",
+            method: "exact",
+            p_value: if yes { 0.008 } else { 0.5 },
+            significant: yes,
+            alpha: 0.05,
+        }
+    }
+
+    #[test]
+    fn direction_follows_the_metric() {
+        // Throughput halved: worse. Wall time halved: better. Wall time doubled: worse.
+        let half = est(0.5, 0.45, 0.55);
+        assert_eq!(
+            classify(Metric::Throughput, &half, &sig(true), (5, 5), 10.0).1,
+            Outcome::Regression
+        );
+        assert_eq!(
+            classify(Metric::Wall, &half, &sig(true), (5, 5), 10.0).1,
+            Outcome::Improvement
+        );
+        let double = est(2.0, 1.9, 2.1);
+        assert_eq!(
+            classify(Metric::Wall, &double, &sig(true), (5, 5), 10.0).1,
+            Outcome::Regression
+        );
+        assert_eq!(
+            classify(Metric::Throughput, &double, &sig(true), (5, 5), 10.0).1,
+            Outcome::Improvement
+        );
+        assert!(Metric::Throughput.higher_is_better() && !Metric::Wall.higher_is_better());
+    }
+
+    #[test]
+    fn threshold_and_significance_are_both_needed() {
+        let small = est(0.95, 0.93, 0.97);
+        assert_eq!(
+            classify(Metric::Throughput, &small, &sig(true), (5, 5), 10.0).1,
+            Outcome::Unchanged
+        );
+        let big = est(0.7, 0.5, 1.1);
+        assert_eq!(
+            classify(Metric::Throughput, &big, &sig(true), (5, 5), 10.0).1,
+            Outcome::WorseNotSignificant
+        );
+        assert_eq!(
+            classify(
+                Metric::Throughput,
+                &est(0.7, 0.6, 0.8),
+                &sig(false),
+                (3, 3),
+                10.0
+            )
+            .1,
+            Outcome::TooFewRounds
+        );
+    }
+
+    #[test]
+    fn versions_match_by_components() {
+        assert!(version_matches("3.10.13", "3.10"));
+        assert!(version_matches("3.12.1", "3.12.1"));
+        assert!(!version_matches("3.10.13", "3.1"));
+        assert!(!version_matches("3.1", "3.1.2"));
+    }
+
+    #[test]
+    fn keys_ignore_the_compared_dimension() {
+        let json = r#"{"id":"s/v/3.12.1/loop=uvloop,n=1","scenario":"s","variant":"v","python":"3.12.1","loop":"uvloop",
+            "params":{"n":1,"loop":"uvloop"},"status":"ok","failure":null,"runs":[],"summary":null,"warnings":[]}"#;
+        let a: Cell = serde_json::from_str(json).unwrap();
+        let mut b = a.clone();
+        b.python = "3.10.13".into();
+        b.params.insert("loop".into(), serde_json::json!("asyncio"));
+        b.event_loop = Some("asyncio".into());
+        assert_ne!(key(&a, None), key(&b, None));
+        let mut c = a.clone();
+        c.python = "3.10.13".into();
+        assert_eq!(key(&a, Some(By::Python)), key(&c, Some(By::Python)));
+        let mut d = a.clone();
+        d.params.insert("loop".into(), serde_json::json!("asyncio"));
+        d.event_loop = Some("asyncio".into());
+        assert_eq!(key(&a, Some(By::Loop)), key(&d, Some(By::Loop)));
+        assert_ne!(key(&a, Some(By::Loop)), key(&b, Some(By::Loop)));
+        assert_eq!(loop_of(&d), "asyncio");
+    }
+
+    #[test]
+    fn unpaired_interval_contains_the_ratio() {
+        let a = [10.0, 11.0, 9.5, 10.2, 10.4];
+        let b = [20.0, 19.0, 21.0, 20.5, 19.7];
+        let r = unpaired_ratio(&a, &b);
+        assert!(!r.paired && r.ci95_low <= r.ratio && r.ratio <= r.ci95_high);
+        assert!(r.ci95_low > 0.4 && r.ci95_high < 0.6, "{r:?}");
+        assert_eq!(r, unpaired_ratio(&a, &b));
+    }
+}

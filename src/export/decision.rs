@@ -1,0 +1,150 @@
+//! The decision table: per scenario and setting, the measured winner, its ratio against the
+//! runner-up with a paired interval, and whether the gap beats the run-to-run spread.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::markdown::num;
+use crate::results::{Cell, CellStatus, Results};
+use crate::stats;
+
+/// One row of the decision table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// Scenario name.
+    pub scenario: String,
+    /// The setting compared (matrix-axis values), may be empty.
+    pub group: String,
+    /// Interpreter version.
+    pub python: String,
+    /// What was ranked: "throughput /s" or "peak RSS Δ".
+    pub metric: &'static str,
+    /// The best variant.
+    pub winner: String,
+    /// The second best variant.
+    pub runner_up: String,
+    /// How much better the winner is (≥ 1), with a paired bootstrap 95% interval.
+    pub ratio: stats::RatioEstimate,
+    /// True when the winner's worst round beats the runner-up's best round.
+    pub beyond_spread: bool,
+    /// Mann–Whitney verdict on the per-round values.
+    pub significant: bool,
+}
+
+/// Per-round values of a cell for the metric, keyed by round (paired between cells).
+fn per_round(cell: &Cell, memory: bool) -> BTreeMap<usize, f64> {
+    cell.runs
+        .iter()
+        .map(|r| {
+            (
+                r.round,
+                if memory {
+                    r.peak_rss_delta_mib
+                } else {
+                    r.throughput_per_s
+                },
+            )
+        })
+        .collect()
+}
+
+/// Computes the table from the measured cells; cells that failed or reported errors are left out.
+pub fn decisions(results: &Results) -> Vec<Decision> {
+    let mut groups: BTreeMap<(String, String, String), Vec<&Cell>> = BTreeMap::new();
+    for c in &results.cells {
+        let usable = c.status == CellStatus::Ok
+            && c.summary
+                .as_ref()
+                .is_some_and(|s| s.errors == 0 && s.rounds > 0);
+        if usable && (c.decide_by == "throughput" || c.decide_by == "memory") {
+            groups
+                .entry((c.scenario.clone(), c.group.clone(), c.python.clone()))
+                .or_default()
+                .push(c);
+        }
+    }
+    let mut out = Vec::new();
+    for ((scenario, group, python), cells) in groups {
+        if cells.len() < 2 {
+            continue;
+        }
+        let memory = cells[0].decide_by == "memory";
+        // Higher is better for throughput; for memory, rank by the negated delta.
+        let score = |c: &Cell| {
+            let m = stats::median(&per_round(c, memory).values().copied().collect::<Vec<_>>());
+            if memory {
+                -m
+            } else {
+                m
+            }
+        };
+        let mut ranked = cells.clone();
+        ranked.sort_by(|a, b| score(b).total_cmp(&score(a)));
+        let (w, r) = (ranked[0], ranked[1]);
+        let (wv, rv) = (per_round(w, memory), per_round(r, memory));
+        let rounds: Vec<usize> = wv.keys().filter(|k| rv.contains_key(k)).copied().collect();
+        let a: Vec<f64> = rounds.iter().map(|k| wv[k]).collect();
+        let b: Vec<f64> = rounds.iter().map(|k| rv[k]).collect();
+        // Express the ratio as "winner is N× better": throughput w/r, memory r/w.
+        let cmp = if memory {
+            stats::compare(&b, &a)
+        } else {
+            stats::compare(&a, &b)
+        };
+        let (wmin, wmax) = (
+            a.iter().copied().fold(f64::INFINITY, f64::min),
+            a.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        let (rmin, rmax) = (
+            b.iter().copied().fold(f64::INFINITY, f64::min),
+            b.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        let beyond_spread = if memory { wmax < rmin } else { wmin > rmax };
+        out.push(Decision {
+            scenario,
+            group,
+            python,
+            metric: if memory {
+                "peak RSS Δ (lower is better)"
+            } else {
+                "throughput /s"
+            },
+            winner: w.variant.clone(),
+            runner_up: r.variant.clone(),
+            ratio: cmp.ratio,
+            beyond_spread,
+            significant: cmp.significant,
+        });
+    }
+    out
+}
+
+/// The Markdown section; empty when nothing can be decided.
+pub fn markdown(results: &Results) -> String {
+    let rows = decisions(results);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("## Decision table\n\n");
+    out.push_str("Computed from this run: for each scenario and setting, the variant with the best median, how much better it is than the runner-up (paired bootstrap 95% interval), whether every round of the winner beat every round of the runner-up (larger than the run-to-run spread), and the Mann–Whitney verdict. Variants that reported errors are left out.\n\n");
+    out.push_str("| scenario | setting | python | ranked by | recommended | runner-up | ratio (95% CI) | larger than spread | significant |\n|---|---|---|---|---|---|---|---|---|\n");
+    for d in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {}× [{}–{}] | {} | {} |",
+            d.scenario,
+            if d.group.is_empty() { "–" } else { &d.group },
+            d.python,
+            d.metric,
+            d.winner,
+            d.runner_up,
+            num(d.ratio.ratio),
+            num(d.ratio.ci95_low),
+            num(d.ratio.ci95_high),
+            if d.beyond_spread { "yes" } else { "no" },
+            if d.significant { "yes" } else { "no" },
+        );
+    }
+    out.push('\n');
+    out
+}

@@ -1,0 +1,51 @@
+//! Cross-cell checks: variants of one scenario that must compute the same answer (the
+//! catalogue's `agree` keys, e.g. rows and checksum) really did, round by round.
+
+use std::collections::BTreeMap;
+
+use crate::catalogue::Scenario;
+use crate::results::Cell;
+
+/// One line per disagreement between variants that must agree.
+pub fn disagreements(cells: &[Cell], scenarios: &[&Scenario]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in scenarios.iter().filter(|s| !s.agree.is_empty()) {
+        // Cells that must agree share scenario, interpreter and matrix group.
+        let mut groups: BTreeMap<(&str, &str), Vec<&Cell>> = BTreeMap::new();
+        for c in cells.iter().filter(|c| c.scenario == s.name) {
+            groups
+                .entry((c.python.as_str(), c.group.as_str()))
+                .or_default()
+                .push(c);
+        }
+        for ((python, group), members) in groups {
+            for key in &s.agree {
+                let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+                for c in &members {
+                    for r in &c.runs {
+                        let v = r
+                            .extra
+                            .get(key)
+                            .map(|v| v.to_string())
+                            .unwrap_or_else(|| "missing".into());
+                        let who = format!("{} round {}", c.variant, r.round + 1);
+                        seen.entry(v).or_default().push(who);
+                    }
+                }
+                if seen.len() > 1 {
+                    let detail: Vec<String> = seen
+                        .iter()
+                        .map(|(v, who)| format!("{key}={v} from {}", who.join(", ")))
+                        .collect();
+                    out.push(format!(
+                        "{} ({python}{}{group}): variants disagree on {key} — a variant computed something else: {}",
+                        s.name,
+                        if group.is_empty() { "" } else { ", " },
+                        detail.join("; ")
+                    ));
+                }
+            }
+        }
+    }
+    out
+}

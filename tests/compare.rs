@@ -1,0 +1,165 @@
+//! The regression gate end to end: `asynclab compare` on a real 5-round run (two
+//! interpreters, `tests/fixtures/results/two_pythons.json`) and on copies of it with one
+//! cell made worse or every run jittered.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::Value;
+
+const FIXTURE: &str = "tests/fixtures/results/two_pythons.json";
+const ASYNCIO_312: &str =
+    "io_http/asyncio/3.12.1/bytes=1024,concurrency=50,delay_ms=100,requests=50";
+
+fn fixture() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(root().join(FIXTURE)).unwrap()).unwrap()
+}
+
+/// Writes `doc` as `dir/name/results.json` and returns the folder.
+fn save(dir: &Path, name: &str, doc: &Value) -> PathBuf {
+    let d = dir.join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("results.json"), serde_json::to_vec(doc).unwrap()).unwrap();
+    d
+}
+
+/// Multiplies `field` of every run of the cell `id` by `factor`.
+fn scale_cell(doc: &mut Value, id: &str, field: &str, factor: f64) {
+    let cell = doc["cells"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|c| c["id"] == id)
+        .expect("cell in fixture");
+    for run in cell["runs"].as_array_mut().unwrap() {
+        let v = run[field].as_f64().unwrap();
+        run[field] = Value::from(v * factor);
+    }
+}
+
+/// Runs `asynclab compare ARGS`; (exit code, stdout).
+fn compare(args: &[&str]) -> (i32, String) {
+    let out = bin().arg("compare").args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let code = out.status.code().unwrap_or(-1);
+    assert!(code == 0 || code == 1, "exit {code}: {stderr}\n{stdout}");
+    (code, stdout)
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn a_run_compared_with_itself_passes() {
+    let (code, out) = compare(&[FIXTURE, FIXTURE]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("metric: throughput_per_s") && out.contains("higher is better"));
+    assert!(out.contains("gate: PASS (16 cell(s) compared"), "{out}");
+    assert!(!out.contains("REGRESSION"), "{out}");
+}
+
+#[test]
+fn one_cell_at_half_throughput_fails_and_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut doc = fixture();
+    scale_cell(&mut doc, ASYNCIO_312, "throughput_per_s", 0.5);
+    let new = save(tmp.path(), "new", &doc);
+    let (code, out) = compare(&[FIXTURE, path(&new)]);
+    assert_eq!(code, 1, "{out}");
+    let fail = out.split("gate: FAIL").nth(1).expect("a FAIL summary");
+    assert!(fail.contains(ASYNCIO_312), "{out}");
+    assert_eq!(fail.matches("REGRESSION").count(), 1, "{out}");
+    assert!(fail.contains("-50.0%"), "{out}");
+}
+
+#[test]
+fn jitter_within_the_threshold_passes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut doc = fixture();
+    let factors = [1.03, 0.97, 1.02, 0.98, 1.01];
+    for cell in doc["cells"].as_array_mut().unwrap() {
+        for (i, run) in cell["runs"].as_array_mut().unwrap().iter_mut().enumerate() {
+            let v = run["throughput_per_s"].as_f64().unwrap();
+            run["throughput_per_s"] = Value::from(v * factors[i % factors.len()]);
+        }
+    }
+    let new = save(tmp.path(), "jittered", &doc);
+    let (code, out) = compare(&[FIXTURE, path(&new)]);
+    assert_eq!(code, 0, "{out}");
+    // The threshold can be tightened below the jitter: then nothing significant is still a pass.
+    let (code, out) = compare(&[FIXTURE, path(&new), "--threshold", "1"]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn wall_time_is_lower_is_better() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut doc = fixture();
+    scale_cell(&mut doc, ASYNCIO_312, "wall_s", 2.0);
+    let new = save(tmp.path(), "slow", &doc);
+    let (code, out) = compare(&[FIXTURE, path(&new), "--metric", "wall"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("metric: wall_s") && out.contains("lower is better"),
+        "{out}"
+    );
+    assert!(out.contains("+100.0%"), "{out}");
+    // Halving wall time is an improvement, never a failure.
+    let mut doc = fixture();
+    scale_cell(&mut doc, ASYNCIO_312, "wall_s", 0.5);
+    let fast = save(tmp.path(), "fast", &doc);
+    let (code, out) = compare(&[FIXTURE, path(&fast), "--metric", "wall"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("better (significant)"), "{out}");
+}
+
+#[test]
+fn two_interpreters_within_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Every 3.12 cell given its 3.11 twin's runs: no change; then one of them halved.
+    let mut doc = fixture();
+    let cells = doc["cells"].as_array().unwrap().clone();
+    for cell in doc["cells"].as_array_mut().unwrap() {
+        if cell["python"] == "3.12.1" {
+            let twin_id = cell["id"].as_str().unwrap().replace("/3.12.1/", "/3.11.7/");
+            let twin = cells.iter().find(|c| c["id"] == twin_id.as_str()).unwrap();
+            cell["runs"] = twin["runs"].clone();
+            cell["status"] = twin["status"].clone();
+        }
+    }
+    let same = save(tmp.path(), "same", &doc);
+    let (code, out) = compare(&[path(&same), "--by", "python", "3.11", "3.12"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("paired-by-round") && out.contains("(3.11.7 → 3.12.1)"),
+        "{out}"
+    );
+    scale_cell(&mut doc, ASYNCIO_312, "throughput_per_s", 0.5);
+    let worse = save(tmp.path(), "worse", &doc);
+    let (code, out) = compare(&[path(&worse), "--by", "python", "3.11", "3.12"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("gate: FAIL") && out.contains("io_http/asyncio/"),
+        "{out}"
+    );
+}
+
+#[test]
+fn ambiguous_or_missing_values_are_usage_errors() {
+    let out = bin()
+        .args(["compare", FIXTURE, "--by", "python", "3", "3.12"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("--by python") && err.contains("3.11.7, 3.12.1"),
+        "{err}"
+    );
+    let out = bin().args(["compare", FIXTURE]).assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("NEW") && err.contains("--by"), "{err}");
+}

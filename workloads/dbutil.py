@@ -1,0 +1,139 @@
+"""Shared helpers of the PostgreSQL workloads: URL forms, the point select, counters and pools."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+# The point select every database workload runs, in the two parameter styles the drivers use.
+ITEM_SQL = "SELECT id, name, value FROM asynclab.items WHERE id = %s"  # psycopg2, psycopg 3
+ITEM_SQL_DOLLAR = "SELECT id, name, value FROM asynclab.items WHERE id = $1"  # asyncpg
+ITEMS = 100_000  # rows in asynclab.items (ids 1..100000), as seeded by the driver
+STRIDE = 7919  # a prime: i -> (i * STRIDE) % ITEMS is a permutation, so ids do not repeat
+
+
+def item_id(index: int) -> int:
+    """The id query `index` fetches: the same sequence in every variant."""
+    return (index * STRIDE) % ITEMS + 1
+
+
+def item_value(id_: int) -> int:
+    """The `value` the seed stored for `id_` (lets tests check a checksum exactly)."""
+    return (id_ * STRIDE) % ITEMS
+
+
+@dataclass(frozen=True)
+class DbUrls:
+    """One `database_url` fixture in the form each client library wants."""
+
+    libpq: str  # psycopg2, psycopg 3 (libpq connection URI)
+    asyncpg: str  # asyncpg.connect / create_pool DSN
+    sqlalchemy_sync: str  # postgresql+psycopg2://
+    sqlalchemy_async: str  # postgresql+asyncpg://
+
+
+def urls(database_url: str) -> DbUrls:
+    """`postgresql://user[:password]@host:port/db[?query]` -> the URL for every library."""
+    parts = urlsplit(database_url.strip())
+    scheme = parts.scheme.split("+", 1)[0]
+    if scheme not in ("postgresql", "postgres"):
+        raise ValueError(f"not a PostgreSQL URL: scheme {parts.scheme!r}")
+
+    def with_scheme(new: str) -> str:
+        return urlunsplit((new, parts.netloc, parts.path, parts.query, parts.fragment))
+
+    plain = with_scheme("postgresql")
+    return DbUrls(
+        libpq=plain,
+        asyncpg=plain,
+        sqlalchemy_sync=with_scheme("postgresql+psycopg2"),
+        sqlalchemy_async=with_scheme("postgresql+asyncpg"),
+    )
+
+
+class Counter:
+    """Hands out indices 0..total-1 once each: the shared counter that workers pull from."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.next = total, 0
+        self._lock = threading.Lock()  # needed by threads (and free-threaded builds); cheap
+
+    def take(self) -> int | None:
+        with self._lock:
+            index = self.next
+            if index >= self.total:
+                return None
+            self.next = index + 1
+            return index
+
+
+def shares(total: int, parts: int) -> list[int]:
+    """`total` split into `parts` near-equal non-negative integers (larger ones first)."""
+    base, rest = divmod(total, parts)
+    return [base + (1 if k < rest else 0) for k in range(parts)]
+
+
+def started_executor(workers: int) -> ThreadPoolExecutor:
+    """A ThreadPoolExecutor whose `workers` threads all exist now (not on first use, timed)."""
+    pool = ThreadPoolExecutor(max_workers=workers)
+    barrier = threading.Barrier(workers)
+    for f in [pool.submit(barrier.wait, 30) for _ in range(workers)]:
+        f.result()
+    return pool
+
+
+def psycopg2_connections(dsn: str, n: int) -> list:
+    """`n` autocommit psycopg2 connections, each warmed with one point select."""
+    import psycopg2
+
+    conns = []
+    try:
+        for _ in range(n):
+            conn = psycopg2.connect(dsn)
+            conns.append(conn)
+            conn.autocommit = True  # one round trip per query, like every other variant
+            with conn.cursor() as cur:
+                cur.execute(ITEM_SQL, (1,))
+                cur.fetchone()
+    except BaseException:
+        close_all(conns)
+        raise
+    return conns
+
+
+def close_all(conns) -> None:
+    """Close blocking connections, ignoring the ones that are already broken."""
+    for conn in conns:
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 - teardown: a broken connection is closed enough
+            pass
+
+
+async def _no_reset(_conn) -> None:
+    """asyncpg pool reset hook: skip the RESET ALL/UNLISTEN round trip on every release."""
+
+
+async def asyncpg_pool(dsn: str, n: int, timeout: float = 30.0):
+    """An asyncpg pool of exactly `n` connections, all opened and warmed with the point select.
+
+    The default release hook sends a reset query (one extra round trip per query that no other
+    variant pays); the workloads never leave session state behind, so it is replaced by a no-op.
+    """
+    import asyncpg
+
+    pool = await asyncpg.create_pool(
+        dsn, min_size=n, max_size=n, reset=_no_reset, timeout=timeout, command_timeout=timeout
+    )
+    held = []
+    try:
+        for _ in range(n):  # hold all n at once so every connection is warmed (statement prepared)
+            conn = await pool.acquire()
+            held.append(conn)
+            await conn.fetchrow(ITEM_SQL_DOLLAR, 1)
+    finally:
+        for conn in held:
+            await pool.release(conn)
+    return pool
