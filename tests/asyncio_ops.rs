@@ -193,8 +193,12 @@ fn behaviour_checks_all_hold_and_show_as_rows() {
     assert!(rows.len() >= 10);
     assert!(rows.iter().all(|row| row["ok"] == true), "{rows:#?}");
     let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
-    assert!(md.contains("## asyncio behaviour checks"), "{md}");
-    assert!(!md.contains("| **no** |"), "{md}");
+    assert!(md.contains("Correctness rows (checks on Python"), "{md}");
+    assert!(
+        md.contains("| gather: the siblings after the first error |"),
+        "{md}"
+    );
+    assert!(!md.contains("| **NO** |"), "{md}");
 }
 
 #[test]

@@ -17,7 +17,15 @@ static MEASURING: Mutex<()> = Mutex::new(());
 fn run(dir: &std::path::Path, extra: &[&str]) -> Value {
     let _guard = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     bin()
-        .args(["run", "--scenario", "io_http", "--rounds", "1", "--warmups", "0"])
+        .args([
+            "run",
+            "--scenario",
+            "io_http",
+            "--rounds",
+            "1",
+            "--warmups",
+            "0",
+        ])
         .args(extra)
         .arg("--out")
         .arg(dir)
@@ -86,7 +94,10 @@ fn a_stalled_server_grows_the_corrected_p99_not_the_uncorrected_one() {
         assert_eq!(s["ops"], 150, "{id}: 50/s × 3 s");
         assert_eq!(s["latency_ms"]["kind"], "open-loop-corrected", "{id}");
         let run = &c["runs"][0];
-        assert_eq!(run["server_requests"], 150, "{id}: the server saw every request");
+        assert_eq!(
+            run["server_requests"], 150,
+            "{id}: the server saw every request"
+        );
         assert_eq!(f(run, "/extra/offered_rate_per_s"), 50.0);
         assert_eq!(f(run, "/extra/abandoned"), 0.0, "{id}");
 
@@ -101,7 +112,10 @@ fn a_stalled_server_grows_the_corrected_p99_not_the_uncorrected_one() {
 
         let corrected_p99 = f(s, "/latency_ms/p99");
         let uncorrected_p99 = f(s, "/latency_sets_ms/uncorrected/p99");
-        let (c50, u50) = (f(s, "/latency_ms/p50"), f(s, "/latency_sets_ms/uncorrected/p50"));
+        let (c50, u50) = (
+            f(s, "/latency_ms/p50"),
+            f(s, "/latency_sets_ms/uncorrected/p50"),
+        );
         eprintln!("{id}: corrected p50 {c50:.1} p99 {corrected_p99:.1}, uncorrected p50 {u50:.1} p99 {uncorrected_p99:.1}");
         if c["params"]["stall_every"] == 100 {
             assert!(
@@ -147,7 +161,10 @@ fn a_rate_sweep_gives_each_variant_points_a_knee_a_table_and_a_chart() {
             .map(|p| f(p, "/offered_rate_per_s"))
             .collect();
         assert_eq!(offered, [20.0, 40.0], "{v}");
-        assert!(s["knee"].is_string() && s.get("knee_rate_per_s").is_some(), "{v}");
+        assert!(
+            s["knee"].is_string() && s.get("knee_rate_per_s").is_some(),
+            "{v}"
+        );
         assert_eq!(f(s, "/reference_ms"), 100.0, "{v}: the server delay");
         for p in s["points"].as_array().unwrap() {
             let achieved = f(p, "/achieved_rate_per_s");
@@ -166,7 +183,10 @@ fn a_rate_sweep_gives_each_variant_points_a_knee_a_table_and_a_chart() {
     let md = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
     assert!(md.contains("## io_http: open-loop rate sweep"), "{md}");
     assert!(md.contains("**sync** (concurrency=1, Python"), "{md}");
-    assert!(md.contains("saturated already at the lowest rate, 20/s"), "{md}");
+    assert!(
+        md.contains("saturated already at the lowest rate, 20/s"),
+        "{md}"
+    );
     assert_eq!(md.matches("| offered /s | achieved /s |").count(), 4);
     let chart = out.path().join("charts/load_sweep-io_http.svg");
     let svg = std::fs::read_to_string(&chart).unwrap();
@@ -199,7 +219,15 @@ fn bad_rates_are_refused_with_the_fix() {
         &["--rates", "scenario cpu has no rate_per_s"],
     );
     refused(
-        &["run", "--scenario", "io_http", "--rates", "50", "--param", "rate_per_s=10"],
+        &[
+            "run",
+            "--scenario",
+            "io_http",
+            "--rates",
+            "50",
+            "--param",
+            "rate_per_s=10",
+        ],
         &["--rates", "--param rate_per_s"],
     );
 }

@@ -22,7 +22,16 @@ fn cpu_and_memory_claims_hold() {
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     bin()
-        .args(["run", "--scenario", "cpu,memory", "--quick", "--strict", "--param", "units=1000", "--out"])
+        .args([
+            "run",
+            "--scenario",
+            "cpu,memory",
+            "--quick",
+            "--strict",
+            "--param",
+            "units=1000",
+            "--out",
+        ])
         .arg(&dir)
         .timeout(Duration::from_secs(600))
         .assert()
@@ -30,7 +39,10 @@ fn cpu_and_memory_claims_hold() {
     let r = results(&dir);
     let cells = r["cells"].as_array().unwrap();
     let cell = |scenario: &str, variant: &str| {
-        cells.iter().find(|c| c["scenario"] == scenario && c["variant"] == variant).unwrap_or_else(|| panic!("{scenario}/{variant}"))
+        cells
+            .iter()
+            .find(|c| c["scenario"] == scenario && c["variant"] == variant)
+            .unwrap_or_else(|| panic!("{scenario}/{variant}"))
     };
 
     // asyncio runs CPU work on one thread: no faster than sync beyond the run-to-run spread.
@@ -50,21 +62,34 @@ fn cpu_and_memory_claims_hold() {
         let speedup = median(mp, "throughput_per_s") / median(sync, "throughput_per_s");
         // Amdahl with pool dispatch: on 2 free cores expect ~1.8x; 1.3x leaves room for a
         // busy CI neighbour without accepting "no parallelism at all".
-        assert!(speedup > 1.3, "multiprocessing only {speedup:.2}x sync on {cores} cores (load {load})");
+        assert!(
+            speedup > 1.3,
+            "multiprocessing only {speedup:.2}x sync on {cores} cores (load {load})"
+        );
     } else {
         eprintln!("skipping the multiprocessing speed-up check: load {load} leaves < 1.5 of {cores} cores free");
     }
 
     // Every variant counted the same primes.
-    let primes: Vec<&serde_json::Value> =
-        cells.iter().filter(|c| c["scenario"] == "cpu").flat_map(|c| c["runs"].as_array().unwrap()).map(|r| &r["extra"]["primes"]).collect();
+    let primes: Vec<&serde_json::Value> = cells
+        .iter()
+        .filter(|c| c["scenario"] == "cpu")
+        .flat_map(|c| c["runs"].as_array().unwrap())
+        .map(|r| &r["extra"]["primes"])
+        .collect();
     assert!(primes.windows(2).all(|w| w[0] == w[1]), "{primes:?}");
 
     // 1,000 idle threads cost at least 10x the memory of 1,000 idle tasks.
     let threads = median(cell("memory", "threads"), "peak_rss_delta_mib");
     let tasks = median(cell("memory", "asyncio"), "peak_rss_delta_mib");
-    assert!(tasks > 0.0, "tasks measured no memory at all: the sampler is broken");
-    assert!(threads >= 10.0 * tasks, "threads {threads:.2} MiB vs tasks {tasks:.2} MiB");
+    assert!(
+        tasks > 0.0,
+        "tasks measured no memory at all: the sampler is broken"
+    );
+    assert!(
+        threads >= 10.0 * tasks,
+        "threads {threads:.2} MiB vs tasks {tasks:.2} MiB"
+    );
 
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(summary.contains("## Decision table"), "{summary}");

@@ -151,8 +151,9 @@ fn render(results: &Results, scenario: &str) -> Option<ChartFile> {
         Anchor::Start,
         "#666666",
         "normal",
-        "Solid: p99, dashed: p50. Ringed: the knee, the highest rate kept up with. Hollow: saturated (achieved < 90% of offered, or p99 > 10 × the reference latency).",
+        "Solid p99, dashed p50. Ringed: the knee. Hollow: saturated (its latencies are a lower bound: the run stops sending at 2 × its duration).",
     );
+    let mut placed: Vec<(f64, f64, f64)> = Vec::new(); // knee labels: x, baseline y, width
     for (i, (s, d)) in sweeps.iter().zip(&data).enumerate() {
         let c = color(i);
         let p99: Vec<(f64, f64)> = d.iter().map(|p| (x.at(p.0), y.at(p.2))).collect();
@@ -171,8 +172,18 @@ fn render(results: &Results, scenario: &str) -> Option<ChartFile> {
                 svg.circle(px, py, 7.0, c);
                 svg.circle(px, py, 5.0, "#ffffff");
                 svg.circle(px, py, 3.5, c);
+                // Labels move up until they clear the ones already placed.
                 let text = format!("knee {}/s", tick_label(k));
-                svg.text(px, py - 11.0, 11.0, Anchor::Middle, c, "bold", &text);
+                let w = text_width(&text, 11.0);
+                let mut ty = py - 11.0;
+                while placed
+                    .iter()
+                    .any(|(x0, y0, w0)| (px - x0).abs() < (w + w0) / 2.0 && (ty - y0).abs() < 13.0)
+                {
+                    ty -= 14.0;
+                }
+                placed.push((px, ty, w));
+                svg.text(px, ty, 11.0, Anchor::Middle, c, "bold", &text);
             }
         }
     }

@@ -257,7 +257,7 @@ pub fn sweep_tables(out: &mut String, sweeps: &[Sweep]) {
         let _ = writeln!(out, "## {name}: open-loop rate sweep\n");
         let _ = writeln!(
             out,
-            "Requests on a fixed schedule at each offered rate (wrk2's rule). *Corrected* latency is from each request's intended start, so waiting behind slow requests counts; *uncorrected* is from its actual send, what a closed-loop client reports. *Achieved* is requests actually sent per second (median over rounds). A rate is saturated when achieved is under {:.0}% of offered, or the corrected p99 is over {} × the reference latency (the server delay `delay_ms`, else the lowest rate's uncorrected p50), or the cell failed; the knee is the highest rate sustained before the first saturated one.\n",
+            "Requests on a fixed schedule at each offered rate (wrk2's rule). *Corrected* latency is from each request's intended start, so waiting behind slow requests counts; *uncorrected* is from its actual send, what a closed-loop client reports. *Achieved* is requests actually sent per second (median over rounds). A rate is saturated when achieved is under {:.0}% of offered, or the corrected p99 is over {} × the reference latency (the server delay `delay_ms`, else the lowest rate's uncorrected p50), or the cell failed; the knee is the highest rate sustained before the first saturated one. A run stops sending at twice its duration: requests not sent by then are counted, not timed, so a saturated row's corrected latencies are a lower bound.\n",
             sweep::ACHIEVED_MIN_FRACTION * 100.0,
             sweep::P99_MAX_FACTOR
         );

@@ -1,6 +1,7 @@
 //! The asyncio runtime study's sections of summary.md: per-operation cost by interpreter (with
-//! the set-up checks and pyperf's figures beside the lab's), the builds compared, the event-loop
-//! comparison and the asyncio behaviour checks. Rendered from the cells' `extra`, nothing typed.
+//! the set-up checks and pyperf's figures beside the lab's), the builds compared and the
+//! event-loop comparison. Rendered from the cells' `extra`, nothing typed. (The behaviour checks'
+//! rows are rendered with every correctness study's, by `study_tables`.)
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -28,10 +29,6 @@ pub fn render(out: &mut String, r: &Results) {
     let loops = of("event_loops");
     if !loops.is_empty() {
         loop_section(out, &loops);
-    }
-    let behaviour = of("asyncio_behaviour");
-    if !behaviour.is_empty() {
-        behaviour_section(out, &behaviour);
     }
 }
 
@@ -453,52 +450,6 @@ fn loop_section(out: &mut String, cells: &[&Cell]) {
     let _ = writeln!(out);
     for (why, workloads) in skipped {
         let _ = writeln!(out, "- {why} (workloads: {})", workloads.join(", "));
-    }
-    let _ = writeln!(out);
-}
-
-fn behaviour_section(out: &mut String, cells: &[&Cell]) {
-    let _ = writeln!(out, "## asyncio behaviour checks (asyncio_behaviour)\n");
-    let _ = writeln!(out, "Expected versus observed, from the last run on each interpreter (observed text is built from what happened).\n");
-    let _ = writeln!(
-        out,
-        "| python | check | expected | observed | as expected |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|---|");
-    let mut sorted: Vec<&&Cell> = cells.iter().collect();
-    sorted.sort_by_key(|c| version_key(&c.python));
-    for c in sorted {
-        let Some(run) = c.runs.last() else {
-            let _ = writeln!(out, "| {} | – | – | {} | – |", c.python, why(c));
-            continue;
-        };
-        for row in run
-            .extra
-            .get("rows")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let s = |k: &str| {
-                row.get(k)
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .replace('|', "\\|")
-            };
-            let ok = match row.get("ok").and_then(Value::as_bool) {
-                Some(true) => "yes",
-                Some(false) => "**no**",
-                None => "–",
-            };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {ok} |",
-                c.python,
-                s("case"),
-                s("expected"),
-                s("observed")
-            );
-        }
     }
     let _ = writeln!(out);
 }
