@@ -121,7 +121,7 @@ OPTIONAL_LOOPS = {
     "uvloop": "it is pinned in workloads/requirements; rebuild the environment with "
     "`asynclab envs --python X.Y` (or `make envs`)",
     "rsloop": "it is an opt-in extra with no wheels for this platform; `make rsloop` builds it "
-    "from source into the environments (needs cargo; about 2 minutes per interpreter)",
+    "from source into the environments (needs cargo; 2-4 minutes per interpreter)",
     "zuvloop": "it ships wheels for CPython 3.14 only and cannot be installed on this interpreter",
 }
 

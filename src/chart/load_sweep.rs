@@ -176,11 +176,17 @@ fn render(results: &Results, scenario: &str) -> Option<ChartFile> {
                 let text = format!("knee {}/s", tick_label(k));
                 let w = text_width(&text, 11.0);
                 let mut ty = py - 11.0;
-                while placed
+                let clash = |ty: f64, (x0, y0, w0): &(f64, f64, f64)| {
+                    (px - x0).abs() < (w + w0) / 2.0 && (ty - y0).abs() < 20.0
+                };
+                // Each step lands 20 px above the highest clashing label: the loop ends.
+                while let Some(y0) = placed
                     .iter()
-                    .any(|(x0, y0, w0)| (px - x0).abs() < (w + w0) / 2.0 && (ty - y0).abs() < 13.0)
+                    .filter(|p| clash(ty, p))
+                    .map(|p| p.1)
+                    .reduce(f64::min)
                 {
-                    ty -= 14.0;
+                    ty = y0 - 20.0;
                 }
                 placed.push((px, ty, w));
                 svg.text(px, ty, 11.0, Anchor::Middle, c, "bold", &text);

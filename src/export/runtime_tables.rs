@@ -121,13 +121,18 @@ fn ops_section(out: &mut String, cells: &[&Cell]) {
     }
     pyperf_table(out, cells);
     details_table(out, &lab);
+    let mut missing: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for c in cells.iter().filter(|c| c.summary.is_none()) {
         let status = if c.status == CellStatus::Skipped {
             "skipped"
         } else {
             "failed"
         };
-        let _ = writeln!(out, "- {} {status}: {}", c.id, why(c));
+        let key = format!("{} {status} on {}: {}", loop_of(c), c.python, why(c));
+        missing.entry(key).or_default().push(c.variant.clone());
+    }
+    for (why, variants) in missing {
+        let _ = writeln!(out, "- {why} (variants: {})", variants.join(", "));
     }
     let _ = writeln!(out);
 }
