@@ -239,13 +239,8 @@ impl Worker {
                     match msg.get("event").and_then(Value::as_str) {
                         Some(e) if e == want => return Ok(msg),
                         Some("error") => {
-                            let m = msg
-                                .get("message")
-                                .and_then(Value::as_str)
-                                .unwrap_or("unknown error")
-                                .to_string();
                             let _ = self.child.wait();
-                            return Err(worker_error(&m, || self.stderr_tail()));
+                            return Err(worker_error(&msg, || self.stderr_tail()));
                         }
                         _ => {
                             return Err(RunError::Failed(format!(
@@ -254,28 +249,13 @@ impl Worker {
                         }
                     }
                 }
-                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                Err(e) => {
                     if let Ok(Some(status)) = self.child.try_wait() {
-                        // Drain what it wrote before exiting.
-                        if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
-                            if line.contains(&format!("\"{want}\"")) {
-                                return serde_json::from_str(&line)
-                                    .map_err(|e| RunError::Failed(e.to_string()));
-                            }
-                            if line.contains("\"error\"") {
-                                let msg: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
-                                let m = msg
-                                    .get("message")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or("unknown error")
-                                    .to_string();
-                                return Err(worker_error(&m, || self.stderr_tail()));
-                            }
-                        }
-                        return Err(RunError::Failed(format!(
-                            "worker crashed ({status}) before '{want}'; stderr: {}",
-                            self.stderr_tail()
-                        )));
+                        return self.after_exit(want, status);
+                    }
+                    if e == RecvTimeoutError::Disconnected {
+                        // The control pipe is closed but the worker still runs: do not spin.
+                        std::thread::sleep(Duration::from_millis(50));
                     }
                     if Instant::now() > deadline {
                         return Err(RunError::Failed(format!(
@@ -289,11 +269,43 @@ impl Worker {
             }
         }
     }
+
+    /// The worker exited while the driver waited for `want`. Everything it wrote before
+    /// exiting is still read (the pipe drains after the exit is seen, which on a busy machine
+    /// can take a while), so an exit after `want` or after an `error` is reported as that.
+    fn after_exit(
+        &mut self,
+        want: &str,
+        status: std::process::ExitStatus,
+    ) -> Result<Value, RunError> {
+        let mut seen: Vec<String> = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            let msg: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+            match msg.get("event").and_then(Value::as_str) {
+                Some(e) if e == want => return Ok(msg),
+                Some("error") => return Err(worker_error(&msg, || self.stderr_tail())),
+                other => seen.push(other.unwrap_or("malformed").to_string()),
+            }
+        }
+        let seen = if seen.is_empty() {
+            "none".to_string()
+        } else {
+            seen.join(", ")
+        };
+        Err(RunError::Failed(format!(
+            "worker crashed ({status}) before '{want}' (control events seen: {seen}); stderr: {}",
+            self.stderr_tail()
+        )))
+    }
 }
 
 /// The failure for a worker's `error` event. A `skip: reason` message (an optional package is
 /// not installed) is passed on as it is, for the scheduler to mark the cell skipped.
-fn worker_error(message: &str, stderr_tail: impl FnOnce() -> String) -> RunError {
+fn worker_error(event: &Value, stderr_tail: impl FnOnce() -> String) -> RunError {
+    let message = event
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown error");
     if message.starts_with("skip:") {
         RunError::Failed(message.to_string())
     } else {
