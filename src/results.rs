@@ -215,6 +215,13 @@ pub struct LatencySummary {
     pub p99: f64,
     /// Largest, ms.
     pub max: f64,
+    /// Each round's own p50 over the rounds that recorded this set: median with min–max and a
+    /// bootstrap 95 % interval, so the pooled percentile above carries its spread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_over_rounds: Option<crate::stats::Summary>,
+    /// Each round's own p99 over the rounds, like `p50_over_rounds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_over_rounds: Option<crate::stats::Summary>,
 }
 
 /// Aggregates of a cell over its rounds.

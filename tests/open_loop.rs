@@ -188,6 +188,17 @@ fn a_rate_sweep_gives_each_variant_points_a_knee_a_table_and_a_chart() {
         "{md}"
     );
     assert_eq!(md.matches("| offered /s | achieved /s |").count(), 4);
+    // Open-loop throughput tracks the offered rate, not the variant: nothing to decide.
+    assert!(!md.contains("## Decision table"), "{md}");
+    // Every pooled percentile carries its round-to-round spread.
+    for c in r["cells"].as_array().unwrap() {
+        let l = &c["summary"]["latency_ms"];
+        assert!(
+            f(l, "/p99_over_rounds/min") <= f(l, "/p99_over_rounds/max"),
+            "{}",
+            c["id"]
+        );
+    }
     let chart = out.path().join("charts/load_sweep-io_http.svg");
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(svg.contains("offered rate, requests per second"));

@@ -56,7 +56,14 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
             && c.summary
                 .as_ref()
                 .is_some_and(|s| s.errors == 0 && s.rounds > 0);
-        if usable && (c.decide_by == "throughput" || c.decide_by == "memory") {
+        // Open-loop cells send at a fixed rate, so their throughput tracks the offered rate,
+        // not the variant: they belong to the load-sweep table, not this one.
+        let open_loop = c
+            .params
+            .get("rate_per_s")
+            .and_then(serde_json::Value::as_f64)
+            .is_some_and(|r| r > 0.0);
+        if usable && !open_loop && (c.decide_by == "throughput" || c.decide_by == "memory") {
             groups
                 .entry((c.scenario.clone(), c.group.clone(), c.python.clone()))
                 .or_default()

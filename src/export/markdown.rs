@@ -116,15 +116,38 @@ fn scenario_table(
         );
     }
     let base_variant = cells[0].variant.clone();
-    let _ = writeln!(out, "| variant | python | params | throughput /s, median (min–max) | vs {base_variant} (95% CI) | wall s | CPU s | peak RSS Δ MiB | latency p50 / p95 / p99 / max ms | errors |");
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
+    // Scenarios whose variants are not alternatives to each other (decide_by = none: the
+    // runtime study's ops and pyperf, the event-loop workloads) get no ratio column.
+    let compared = cells[0].decide_by != "none";
+    let vs_head = if compared {
+        format!(" vs {base_variant} (95% CI) |")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "| variant | python | params | throughput /s, median (min–max) |{vs_head} wall s | CPU s | peak RSS Δ MiB | latency p50 / p95 / p99 / max ms | p99 over rounds, median (min–max) ms | errors |");
+    let _ = writeln!(
+        out,
+        "|---|---|---|---|{}---|---|---|---|---|---|",
+        if compared { "---|" } else { "" }
+    );
     for c in cells {
         let params = params_text(&c.params, &varying);
         match (&c.summary, c.status) {
             (Some(s), status) => {
                 let t = &s.throughput_per_s;
-                let vs = baseline_for(c, all, &base_variant)
-                    .map(|b| ratio_text(c, b))
+                let vs = if compared {
+                    let text = baseline_for(c, all, &base_variant)
+                        .map(|b| ratio_text(c, b))
+                        .unwrap_or_else(|| "–".into());
+                    format!(" {text} |")
+                } else {
+                    String::new()
+                };
+                let p99_rounds = s
+                    .latency_ms
+                    .as_ref()
+                    .and_then(|l| l.p99_over_rounds.as_ref())
+                    .map(|p| format!("{} ({}–{})", num(p.median), num(p.min), num(p.max)))
                     .unwrap_or_else(|| "–".into());
                 let lat = s
                     .latency_ms
@@ -146,7 +169,7 @@ fn scenario_table(
                 };
                 let _ = writeln!(
                     out,
-                    "| {}{failed} | {} | {params} | {} ({}–{}) | {vs} | {} | {} | {} | {lat} | {} |",
+                    "| {}{failed} | {} | {params} | {} ({}–{}) |{vs} {} | {} | {} | {lat} | {p99_rounds} | {} |",
                     c.variant,
                     c.python,
                     num(t.median),
@@ -169,10 +192,11 @@ fn scenario_table(
                 let why: String = why.chars().take(160).collect();
                 let _ = writeln!(
                     out,
-                    "| {} ({}) | {} | {params} | {why} | | | | | | |",
+                    "| {} ({}) | {} | {params} | {why} |{} | | | | | |",
                     c.variant,
                     format!("{:?}", c.status).to_lowercase(),
-                    c.python
+                    c.python,
+                    if compared { " |" } else { "" }
                 );
             }
         }

@@ -20,7 +20,28 @@ pub fn latency_summary(kind: &str, mut latencies: Vec<f64>) -> Option<LatencySum
         p95: p[1],
         p99: p[2],
         max: p[3],
+        p50_over_rounds: None,
+        p99_over_rounds: None,
     })
+}
+
+/// Pooled percentiles of one latency set, with each round's own p50 and p99 summarized over
+/// the rounds that recorded any (so the interval reflects round-to-round spread).
+fn latency_with_rounds(kind: &str, per_round: &[&[f64]]) -> Option<LatencySummary> {
+    let pooled: Vec<f64> = per_round.iter().flat_map(|r| r.iter().copied()).collect();
+    let mut s = latency_summary(kind, pooled)?;
+    let mut p50s = Vec::new();
+    let mut p99s = Vec::new();
+    for round in per_round.iter().filter(|r| !r.is_empty()) {
+        let mut sorted = round.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let p = stats::percentiles_sorted(&sorted, &[50.0, 99.0]);
+        p50s.push(p[0]);
+        p99s.push(p[1]);
+    }
+    s.p50_over_rounds = Some(stats::summarize(&p50s));
+    s.p99_over_rounds = Some(stats::summarize(&p99s));
+    Some(s)
 }
 
 pub fn summarize_cell(spec: &CellSpec, runs: &[RunRecord]) -> (CellSummary, Vec<String>) {
@@ -31,7 +52,8 @@ pub fn summarize_cell(spec: &CellSpec, runs: &[RunRecord]) -> (CellSummary, Vec<
         .flat_map(|r| r.latencies_ms.iter().copied())
         .collect();
     let latency_hist = stats::hdr::record(&runs[0].latency_kind, &pooled);
-    let latency_ms = latency_summary(&runs[0].latency_kind, pooled);
+    let main_rounds: Vec<&[f64]> = runs.iter().map(|r| r.latencies_ms.as_slice()).collect();
+    let latency_ms = latency_with_rounds(&runs[0].latency_kind, &main_rounds);
     let mut names: Vec<&String> = runs.iter().flat_map(|r| r.latency_sets_ms.keys()).collect();
     names.sort();
     names.dedup();
@@ -48,11 +70,15 @@ pub fn summarize_cell(spec: &CellSpec, runs: &[RunRecord]) -> (CellSummary, Vec<
     let latency_sets_ms = names
         .into_iter()
         .filter_map(|name| {
-            let pooled = runs
+            let per_round: Vec<&[f64]> = runs
                 .iter()
-                .flat_map(|r| r.latency_sets_ms.get(name).into_iter().flatten().copied())
+                .map(|r| {
+                    r.latency_sets_ms
+                        .get(name)
+                        .map_or(&[][..], |v| v.as_slice())
+                })
                 .collect();
-            latency_summary(name, pooled).map(|s| (name.clone(), s))
+            latency_with_rounds(name, &per_round).map(|s| (name.clone(), s))
         })
         .collect();
     let mut warnings = stats::warnings(&format!("{} throughput", spec.id), &throughput);
@@ -85,4 +111,29 @@ pub fn summarize_cell(spec: &CellSpec, runs: &[RunRecord]) -> (CellSummary, Vec<
         errors: runs.iter().map(|r| r.errors).sum(),
     };
     (summary, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pooled_percentiles_carry_each_rounds_spread() {
+        let fast: Vec<f64> = (1..=100).map(f64::from).collect();
+        let slow: Vec<f64> = fast.iter().map(|x| x * 3.0).collect();
+        let s = latency_with_rounds("service", &[&fast, &[], &slow]).unwrap();
+        assert_eq!(s.count, 200);
+        let p99 = s.p99_over_rounds.unwrap();
+        // The empty round is left out; each remaining round gives its own p99.
+        assert_eq!(p99.n, 2);
+        assert!((p99.min - 99.01).abs() < 1e-9, "{p99:?}");
+        assert!((p99.max - 297.03).abs() < 1e-9, "{p99:?}");
+        let p50 = s.p50_over_rounds.unwrap();
+        assert!(p50.min <= s.p50 && s.p50 <= p50.max, "{p50:?} vs {}", s.p50);
+    }
+
+    #[test]
+    fn no_latencies_no_summary() {
+        assert!(latency_with_rounds("service", &[&[], &[]]).is_none());
+    }
 }
