@@ -294,6 +294,19 @@ fn change(
     } else {
         (values(base, m), values(new, m))
     };
+    judge(label, base, new, (b, n), m, paired, threshold_pct)
+}
+
+/// Judges BASE values `b` against NEW values `n` of one metric.
+fn judge(
+    label: String,
+    base: &Cell,
+    new: &Cell,
+    (b, n): (Vec<f64>, Vec<f64>),
+    m: Metric,
+    paired: bool,
+    threshold_pct: f64,
+) -> CellChange {
     let new_failed = new.status == CellStatus::Failed || n.is_empty();
     let ratio = if paired {
         stats::paired_ratio(&n, &b)
@@ -320,6 +333,90 @@ fn change(
     }
 }
 
+/// One operation's per-run figure (ns per op, lower is better) in a cell whose runs carry
+/// per-operation results: `extra.ops.NAME.ns_per_op_median` (asyncio_ops) or
+/// `extra.benchmarks.NAME.median_ns` (the pyperf cross-check).
+fn op_value(r: &RunRecord, op: &str) -> Option<f64> {
+    let e = &r.extra;
+    e.get("ops")
+        .and_then(|o| o.get(op))
+        .and_then(|o| o.get("ns_per_op_median"))
+        .or_else(|| {
+            e.get("benchmarks")
+                .and_then(|o| o.get(op))
+                .and_then(|o| o.get("median_ns"))
+        })
+        .and_then(serde_json::Value::as_f64)
+}
+
+/// The operations a cell measured per run, in the report's order (empty for ordinary cells).
+fn op_names(c: &Cell) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for r in &c.runs {
+        for key in ["ops", "benchmarks"] {
+            if let Some(o) = r.extra.get(key).and_then(serde_json::Value::as_object) {
+                for name in o.keys() {
+                    if !names.contains(name) {
+                        names.push(name.clone());
+                    }
+                }
+            }
+        }
+    }
+    names.sort_by_key(|n| crate::cost::op_order(n));
+    names
+}
+
+/// The changes of one matched pair: per operation (ns per op, lower is better) where the cells
+/// carry per-operation figures — a cell's own throughput means nothing there — else the metric.
+fn changes_of(
+    label: &str,
+    base: &Cell,
+    new: &Cell,
+    m: Metric,
+    paired: bool,
+    threshold_pct: f64,
+) -> Vec<CellChange> {
+    let ops = op_names(base);
+    if ops.is_empty() {
+        return vec![change(
+            label.to_string(),
+            base,
+            new,
+            m,
+            paired,
+            threshold_pct,
+        )];
+    }
+    ops.iter()
+        .map(|op| {
+            let col =
+                |c: &Cell| -> Vec<f64> { c.runs.iter().filter_map(|r| op_value(r, op)).collect() };
+            let (b, n) = if paired {
+                base.runs
+                    .iter()
+                    .filter_map(|rb| {
+                        let rn = new.runs.iter().find(|r| r.round == rb.round)?;
+                        Some((op_value(rb, op)?, op_value(rn, op)?))
+                    })
+                    .unzip()
+            } else {
+                (col(base), col(new))
+            };
+            let label = format!("{label} · {op} (ns/op)");
+            judge(
+                label,
+                base,
+                new,
+                (b, n),
+                Metric::Wall,
+                paired,
+                threshold_pct,
+            )
+        })
+        .collect()
+}
+
 /// Compares two runs cell by cell.
 pub fn compare_runs(
     base: &Results,
@@ -335,8 +432,9 @@ pub fn compare_runs(
         .iter()
         .filter_map(|b| {
             let n = new_by_key.get(&key(b, None))?;
-            Some(change(b.id.clone(), b, n, metric, false, threshold_pct))
+            Some(changes_of(&b.id, b, n, metric, false, threshold_pct))
         })
+        .flatten()
         .collect();
     let only_base = base
         .cells
@@ -420,8 +518,9 @@ pub fn compare_within(
         .filter_map(|b| {
             let n = new_by_key.get(&key(b, Some(by)))?;
             let label = format!("{} ({} → {})", key(b, Some(by)), dim(b), dim(n));
-            Some(change(label, b, n, metric, true, threshold_pct))
+            Some(changes_of(&label, b, n, metric, true, threshold_pct))
         })
+        .flatten()
         .collect();
     let only_base = base_cells
         .iter()
@@ -495,6 +594,12 @@ pub fn render(r: &Report) -> String {
         "change = NEW/BASE − 1 with a {} bootstrap 95% interval; p from a two-sided Mann–Whitney U test; significant = p ≤ 0.05 and the interval excludes 0%\n",
         if r.paired { "paired-by-round" } else { "unpaired" }
     );
+    if r.changes.iter().any(|c| c.label.ends_with("(ns/op)")) {
+        let _ = writeln!(
+            out,
+            "cells with per-operation figures (asyncio_ops, pyperf) are compared per operation: each run's median ns per op, lower is better\n"
+        );
+    }
     for c in &r.changes {
         let _ = writeln!(out, "{}", c.label);
         let _ = writeln!(
@@ -516,6 +621,36 @@ pub fn render(r: &Report) -> String {
     }
     for id in &r.only_new {
         let _ = writeln!(out, "only in NEW (not compared): {id}");
+    }
+    let worse: Vec<&CellChange> = r
+        .changes
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.outcome,
+                Outcome::Regression | Outcome::TooFewRounds | Outcome::WorseNotSignificant
+            )
+        })
+        .collect();
+    if !worse.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nworse than BASE by more than {}%, significant or not ({} of {}):",
+            r.threshold_pct,
+            worse.len(),
+            r.changes.len()
+        );
+        for c in &worse {
+            let _ = writeln!(
+                out,
+                "  {}: {} [{} .. {}] {}",
+                c.label,
+                pct(c.ratio.ratio),
+                pct(c.ratio.ci95_low),
+                pct(c.ratio.ci95_high),
+                c.outcome.text()
+            );
+        }
     }
     let failing: Vec<&CellChange> = r.changes.iter().filter(|c| c.outcome.fails()).collect();
     let few = r

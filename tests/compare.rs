@@ -163,3 +163,79 @@ fn ambiguous_or_missing_values_are_usage_errors() {
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("NEW") && err.contains("--by"), "{err}");
 }
+
+const OPS_FIXTURE: &str = "tests/fixtures/results/asyncio_ops_four_pythons.json";
+
+/// The asyncio_ops `ops` cell of the interpreter `python` (a version prefix).
+fn ops_cell<'a>(doc: &'a mut Value, python: &str) -> &'a mut Value {
+    doc["cells"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|c| c["variant"] == "ops" && c["python"].as_str().unwrap().starts_with(python))
+        .expect("ops cell in fixture")
+}
+
+#[test]
+fn interpreters_are_compared_per_operation_and_slower_ops_are_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join(OPS_FIXTURE)).unwrap()).unwrap();
+
+    // The real run: every operation is its own line, in ns per op, lower is better.
+    let real = save(tmp.path(), "real", &doc);
+    let (_, out) = compare(&[path(&real), "--by", "python", "3.10", "3.13"]);
+    for op in [
+        "create_task_await (ns/op)",
+        "sleep0 (ns/op)",
+        "tcp_echo_round_trip (ns/op)",
+    ] {
+        assert!(out.contains(op), "{op} missing:\n{out}");
+    }
+    assert!(out.contains("compared per operation"), "{out}");
+
+    // 3.13 given 3.12's runs, then one operation made 1.5× slower in every run.
+    let mut same = doc.clone();
+    let runs = ops_cell(&mut same, "3.12")["runs"].clone();
+    ops_cell(&mut same, "3.13")["runs"] = runs;
+    let base = save(tmp.path(), "same", &same);
+    let (code, out) = compare(&[path(&base), "--by", "python", "3.12", "3.13"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("worse than BASE"), "{out}");
+
+    let slow = |factor: f64| {
+        let mut d = same.clone();
+        for run in ops_cell(&mut d, "3.13")["runs"].as_array_mut().unwrap() {
+            let v = &mut run["extra"]["ops"]["create_task_await"]["ns_per_op_median"];
+            *v = Value::from(v.as_f64().unwrap() * factor);
+        }
+        d
+    };
+    // 1.5x slower is listed (the upgrade gate's list), whether or not these noisy rounds make
+    // it significant; twice as slow is beyond every round's spread and fails the gate.
+    let worse = save(tmp.path(), "worse", &slow(1.5));
+    let (_, out) = compare(&[path(&worse), "--by", "python", "3.12", "3.13"]);
+    let listed = out
+        .split("worse than BASE")
+        .nth(1)
+        .expect("a list of slower ops");
+    assert!(
+        listed.contains("create_task_await (ns/op): +50.0%"),
+        "{out}"
+    );
+    assert!(
+        !listed.contains("sleep0"),
+        "only the slowed op is listed:\n{out}"
+    );
+    let twice = save(tmp.path(), "twice", &slow(2.0));
+    let (code, out) = compare(&[path(&twice), "--by", "python", "3.12", "3.13"]);
+    assert_eq!(code, 1, "{out}");
+    let failing = out.split("gate: FAIL").nth(1).expect("the gate fails");
+    assert!(failing.contains("create_task_await (ns/op)"), "{out}");
+
+    // 5% slower is within the 10% threshold: not listed, the gate passes.
+    let noise = save(tmp.path(), "noise", &slow(1.05));
+    let (code, out) = compare(&[path(&noise), "--by", "python", "3.12", "3.13"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("worse than BASE"), "{out}");
+}
