@@ -107,6 +107,31 @@ fn single_interpreter_runs_have_no_grouped_chart_and_mark_too_few_rounds() {
     );
 }
 
+#[test]
+fn per_operation_runs_get_the_ops_chart_instead_of_throughput_bars() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    report("asyncio_ops_four_pythons.json", &dir);
+    let names = chart_names(&dir);
+    assert_eq!(
+        names,
+        ["memory-asyncio_ops", "ops-python-asyncio-asyncio_ops"],
+        "one interpreter chart for the one loop; no throughput bars, which mean nothing here"
+    );
+    let svg =
+        std::fs::read_to_string(dir.join("charts/ops-python-asyncio-asyncio_ops.svg")).unwrap();
+    for needle in [
+        "relative to Python 3.10.13",
+        "create_task + await",
+        "TCP echo round trip",
+        "Python 3.13.0",
+    ] {
+        assert!(svg.contains(needle), "{needle:?} missing");
+    }
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("ops-python-asyncio-asyncio_ops") || html.contains("cost per operation"));
+}
+
 /// The Chromium binary: `$CHROMIUM` or `chromium` on PATH.
 fn chromium() -> PathBuf {
     if let Some(p) = std::env::var_os("CHROMIUM") {

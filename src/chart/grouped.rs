@@ -50,6 +50,9 @@ pub fn event_loop(c: &Cell) -> String {
 
 fn render(results: &Results, scenario: &str, dim: Dim) -> Option<ChartFile> {
     let cells = cells_of(results, scenario);
+    if super::ops::has_ops(&cells) {
+        return None;
+    }
     let mut values: Vec<String> = cells.iter().map(|c| dim.value(c)).collect();
     sort_versions(&mut values);
     values.dedup();

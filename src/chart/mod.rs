@@ -13,6 +13,7 @@ pub mod grouped;
 pub mod latency;
 pub mod load_sweep;
 pub mod memory;
+pub mod ops;
 pub mod png;
 pub mod svg;
 pub mod throughput;
@@ -58,6 +59,7 @@ pub fn registry() -> Vec<Box<dyn Chart>> {
         Box::new(memory::Memory),
         Box::new(grouped::Grouped),
         Box::new(load_sweep::LoadSweep),
+        Box::new(ops::Ops),
     ]
 }
 

@@ -19,6 +19,8 @@ impl Chart for Throughput {
     fn render_svg(&self, results: &Results) -> Vec<ChartFile> {
         scenarios(results)
             .into_iter()
+            // Per-operation studies get the `ops` chart: their cells' throughput means nothing.
+            .filter(|s| !super::ops::has_ops(&cells_of(results, s)))
             .map(|scenario| {
                 let cells = cells_of(results, &scenario);
                 let varying = varying_keys(&cells, &[]);

@@ -5,7 +5,7 @@ pub mod decision;
 mod html;
 mod json;
 mod markdown;
-mod runtime_tables;
+pub mod runtime_tables;
 mod study_tables;
 
 pub use self::csv::CsvExporter;

@@ -48,7 +48,7 @@ pub fn method_note(out: &mut String, r: &Results) {
 }
 
 /// Readable name of an asyncio_ops operation.
-fn label(op: &str) -> String {
+pub fn op_label(op: &str) -> String {
     match op {
         "plain_call" => "plain function call".into(),
         "await_coroutine" => "await a coroutine".into(),
@@ -171,7 +171,7 @@ fn ops_table(out: &mut String, event_loop: &str, cells: &[&Cell]) {
             .get(base)
             .and_then(|m| m.get(name))
             .map(|s| s.ns_median);
-        let mut row = format!("| {} |", label(name));
+        let mut row = format!("| {} |", op_label(name));
         let mut flagged = Vec::new();
         for p in &pythons {
             let Some(s) = by_python.get(p).and_then(|m| m.get(name)) else {
@@ -187,7 +187,7 @@ fn ops_table(out: &mut String, event_loop: &str, cells: &[&Cell]) {
                 flagged.push(p.clone());
                 notes.push(format!(
                     "⚠ {} on {p}: flagged in {} of {} runs: {}",
-                    label(name),
+                    op_label(name),
                     s.flagged_runs,
                     s.runs,
                     s.flag.as_deref().unwrap_or("")
@@ -297,7 +297,7 @@ fn pyperf_table(out: &mut String, cells: &[&Cell]) {
                 "| {} | {} | {} | {lab_text} | {pp} | {diff} | {agree} |",
                 p.python,
                 loop_of(p),
-                label(bench)
+                op_label(bench)
             );
         }
     }
@@ -327,7 +327,7 @@ fn details_table(out: &mut String, lab: &[&Cell]) {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} ({}–{}) | {} ± {} | {} | {ratio} | {:+.1}% | {} |",
-            label(&name),
+            op_label(&name),
             c.python,
             loop_of(c),
             us(s.ns_median),
