@@ -34,11 +34,19 @@ pub fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// Logical CPUs available.
+/// Logical CPUs online in the machine — not the affinity mask of this process, which
+/// `taskset` may narrow: the load average it is compared with counts the whole machine.
 pub fn cores() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
+    // SAFETY: sysconf only reads a system value.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(online)
+        .ok()
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
 }
 
 /// The frequency governor of cpu0, or "unavailable".

@@ -10,6 +10,11 @@ pub const OUTLIER_THRESHOLD: f64 = 3.5;
 /// Coefficient of variation above which [`warnings`] reports the spread.
 pub const CV_WARNING: f64 = 0.10;
 
+/// An outlier round is only reported when it is also this far from the median, as a fraction:
+/// when the rounds agree to a fraction of a per cent the MAD is tiny, and a round 0.3 % off
+/// scores a huge z without meaning anything (an open-loop run at a fixed rate, for instance).
+pub const OUTLIER_MIN_DEVIATION: f64 = 0.02;
+
 /// Fewer rounds than this get a "too few rounds" warning and no outlier detection.
 pub const MIN_ROUNDS: usize = 3;
 
@@ -98,7 +103,11 @@ pub fn warnings(label: &str, xs: &[f64]) -> Vec<String> {
             cv * 100.0
         ));
     }
-    let outliers = modified_z_outliers(xs, OUTLIER_THRESHOLD);
+    let med = median(xs);
+    let outliers: Vec<usize> = modified_z_outliers(xs, OUTLIER_THRESHOLD)
+        .into_iter()
+        .filter(|&i| ((xs[i] - med) / med).abs() > OUTLIER_MIN_DEVIATION)
+        .collect();
     if !outliers.is_empty() {
         let k = outliers.len();
         let which: Vec<String> = outliers
@@ -141,6 +150,17 @@ mod tests {
             vec![3]
         );
         assert!(modified_z_outliers(&[5.0, 900.0], OUTLIER_THRESHOLD).is_empty());
+    }
+
+    #[test]
+    fn tiny_deviations_are_not_reported_even_with_a_huge_z() {
+        // MAD 0.01: round 5 scores z = 0.6745 * 0.2 / 0.01 = 13.5 but is 1 % off the median.
+        let xs = [19.78, 19.78, 19.79, 19.77, 19.98];
+        assert_eq!(modified_z_outliers(&xs, OUTLIER_THRESHOLD), vec![4]);
+        assert!(warnings("x", &xs).is_empty(), "{:?}", warnings("x", &xs));
+        let xs = [19.78, 19.78, 19.79, 19.77, 25.0];
+        let w = warnings("x", &xs);
+        assert!(w.iter().any(|w| w.contains("round 5 = 25 ")), "{w:?}");
     }
 
     #[test]
