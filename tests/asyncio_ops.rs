@@ -4,10 +4,15 @@
 
 mod common;
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use common::*;
 use serde_json::Value;
+
+/// The measuring tests run one at a time: on a 2-core machine a parallel asyncio_ops run would
+/// stretch the behaviour checks' 0.1 s sleeps past their bounds and add noise to the others.
+static MEASURING: Mutex<()> = Mutex::new(());
 
 fn schema_errors(doc: &Value) -> Vec<String> {
     let schema: Value = serde_json::from_str(
@@ -27,6 +32,7 @@ fn cells(r: &Value) -> &Vec<Value> {
 
 #[test]
 fn asyncio_ops_flags_the_mistimed_case_and_reports_pyperf_and_cost() {
+    let _guard = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     let params = [
@@ -118,6 +124,7 @@ fn asyncio_ops_flags_the_mistimed_case_and_reports_pyperf_and_cost() {
 
 #[test]
 fn event_loops_skip_a_loop_that_is_not_installed_and_pin_cpus() {
+    let _guard = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     bin()
@@ -178,6 +185,7 @@ fn event_loops_skip_a_loop_that_is_not_installed_and_pin_cpus() {
 
 #[test]
 fn behaviour_checks_all_hold_and_show_as_rows() {
+    let _guard = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     bin()
