@@ -8,10 +8,10 @@ use serde::Deserialize;
 
 use crate::error::UsageError;
 
-/// A fixture a scenario needs started before its workers run.
+/// A service a scenario needs started before its workers run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Fixture {
+pub enum Service {
     /// The mock HTTP server.
     Http,
     /// PostgreSQL, seeded.
@@ -33,9 +33,9 @@ pub struct Scenario {
     /// What the scenario answers, for the report.
     #[serde(default)]
     pub question: String,
-    /// Fixtures to start.
-    #[serde(default)]
-    pub fixtures: Vec<Fixture>,
+    /// Services to start.
+    #[serde(default, alias = "fixtures")]
+    pub services: Vec<Service>,
     /// Variants, in report order.
     pub variants: Vec<String>,
     /// The variant speed-ups are computed against (default: the first).

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::fixtures::postgres::PgBackend;
+use crate::services::postgres::PgBackend;
 use crate::runner::matrix::ParamOverride;
 
 /// asynclab: does Python asyncio beat sync code, threads or processes for this workload?

@@ -408,7 +408,7 @@ mod tests {
         assert!((rows[1].saved_us - 239.6).abs() < 1e-9);
         assert!((rows[1].saved_share - 239.6 / 20_000.0).abs() < 1e-12);
         assert_eq!(rows[0].saved_us, 0.0);
-        let text = render(&rows, mix, 20.0, "fixture");
+        let text = render(&rows, mix, 20.0, "service");
         assert!(
             text.contains(
                 "| 3.14.0 | asyncio | 3.20 | 0.410 | 19.8 | 140 | 3.10.13 | 240 | 1.20% |"

@@ -1,6 +1,6 @@
 //! Ctrl-C handling: a process-wide flag plus a registry of child process groups to stop.
 //!
-//! The handler never tears fixtures down itself (Drop guards do that on the main thread); it
+//! The handler never tears services down itself (Drop guards do that on the main thread); it
 //! forwards the signal to registered children so blocking waits return, then sets the flag that
 //! every wait loop polls.
 
@@ -42,7 +42,7 @@ pub fn interrupted() -> bool {
 pub fn check() -> anyhow::Result<()> {
     if interrupted() {
         anyhow::bail!(
-            "interrupted by Ctrl-C: fixtures and children were stopped, results so far are kept"
+            "interrupted by Ctrl-C: services and children were stopped, results so far are kept"
         );
     }
     Ok(())

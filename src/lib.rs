@@ -13,7 +13,7 @@ pub mod doctor;
 pub mod envinfo;
 pub mod error;
 pub mod export;
-pub mod fixtures;
+pub mod services;
 pub mod interrupt;
 pub mod python;
 pub mod results;
@@ -25,14 +25,14 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use catalogue::{Catalogue, Fixture};
+use catalogue::{Catalogue, Service};
 pub use cli::Opts;
 use cli::{Command, EnvArgs, RunArgs};
 use error::UsageError;
 use export::Exporter;
 use python::PythonEnv;
 use results::{Cell, Method, Results, SCHEMA_VERSION};
-use runner::process::{FixtureAddrs, ProcessExecutor};
+use runner::process::{ServiceAddrs, ProcessExecutor};
 use runner::scheduler::{new_cell, run_interleaved, Plan};
 
 /// Runs a parsed command line; the exit code on success.
@@ -59,11 +59,11 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::MockServer(a) => {
-            fixtures::mock_http::run_standalone(std::net::SocketAddr::new(a.host, a.port))?;
+            services::mock_http::run_standalone(std::net::SocketAddr::new(a.host, a.port))?;
             Ok(0)
         }
         Command::SelfCheck => {
-            let report = fixtures::selfcheck::run(fixtures::selfcheck::SelfCheckOpts::default())?;
+            let report = services::selfcheck::run(services::selfcheck::SelfCheckOpts::default())?;
             println!("{report}");
             Ok(if report.is_fit() { 0 } else { 1 })
         }
@@ -296,27 +296,27 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
         )?;
         specs_by_scenario.push(specs);
     }
-    let needs = |f: Fixture| scenarios.iter().any(|s| s.fixtures.contains(&f));
+    let needs = |f: Service| scenarios.iter().any(|s| s.services.contains(&f));
 
-    // Fixtures: guards that stop them on return, error or Ctrl-C.
-    let http = if needs(Fixture::Http) {
+    // Services: guards that stop them on return, error or Ctrl-C.
+    let http = if needs(Service::Http) {
         Some(
-            fixtures::mock_http::MockHttp::start("127.0.0.1:0".parse()?)
+            services::mock_http::MockHttp::start("127.0.0.1:0".parse()?)
                 .context("starting the mock HTTP server")?,
         )
     } else {
         None
     };
-    let echo = if needs(Fixture::Echo) {
+    let echo = if needs(Service::Echo) {
         Some(
-            fixtures::echo::EchoServer::start("127.0.0.1:0".parse()?)
+            services::echo::EchoServer::start("127.0.0.1:0".parse()?)
                 .context("starting the TCP echo server")?,
         )
     } else {
         None
     };
-    let pg = if needs(Fixture::Postgres) {
-        Some(fixtures::postgres::Postgres::provide_with(
+    let pg = if needs(Service::Postgres) {
+        Some(services::postgres::Postgres::provide_with(
             args.pg,
             &args.pg_image,
         )?)
@@ -362,7 +362,7 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
     });
     let mut exec = ProcessExecutor {
         harness,
-        fixtures: FixtureAddrs {
+        services: ServiceAddrs {
             http_url: http.as_ref().map(|h| h.url()),
             database_url: pg.as_ref().map(|p| p.url().to_string()),
             echo_addr: echo.as_ref().map(|e| e.addr().to_string()),

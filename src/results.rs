@@ -20,7 +20,7 @@ pub struct Results {
     pub generated_by: String,
     /// When the run started, RFC 3339 in UTC.
     pub started_at: String,
-    /// The machine, interpreters and fixtures the numbers were measured on.
+    /// The machine, interpreters and services the numbers were measured on.
     pub env: Environment,
     /// How the cells were measured (rounds, warm-ups, order).
     pub method: Method,

@@ -95,7 +95,7 @@ fn unreachable_database_url_fails_fast() {
             "--pg",
             "external",
             "--workloads",
-            "tests/fixtures/workloads",
+            "tests/data/workloads",
             "--scenario",
             "pg_probe",
         ])

@@ -1,5 +1,5 @@
 //! The regression gate end to end: `asynclab compare` on a real 5-round run (two
-//! interpreters, `tests/fixtures/results/two_pythons.json`) and on copies of it with one
+//! interpreters, `tests/data/results/two_pythons.json`) and on copies of it with one
 //! cell made worse or every run jittered.
 
 mod common;
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use common::*;
 use serde_json::Value;
 
-const FIXTURE: &str = "tests/fixtures/results/two_pythons.json";
+const FIXTURE: &str = "tests/data/results/two_pythons.json";
 const ASYNCIO_312: &str =
     "io_http/asyncio/3.12.1/bytes=1024,concurrency=50,delay_ms=100,requests=50";
 
@@ -164,7 +164,7 @@ fn ambiguous_or_missing_values_are_usage_errors() {
     assert!(err.contains("NEW") && err.contains("--by"), "{err}");
 }
 
-const OPS_FIXTURE: &str = "tests/fixtures/results/asyncio_ops_four_pythons.json";
+const OPS_FIXTURE: &str = "tests/data/results/asyncio_ops_four_pythons.json";
 
 /// The asyncio_ops `ops` cell of the interpreter `python` (a version prefix).
 fn ops_cell<'a>(doc: &'a mut Value, python: &str) -> &'a mut Value {

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpStream};
 use std::time::Duration;
 
-use asynclab::fixtures::echo::EchoServer;
+use asynclab::services::echo::EchoServer;
 
 fn any_port() -> SocketAddr {
     SocketAddr::from((Ipv4Addr::LOCALHOST, 0))

@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use asynclab::fixtures::mock_http::{serve, MockHttp, ServerStats, MAX_BODY_BYTES};
+use asynclab::services::mock_http::{serve, MockHttp, ServerStats, MAX_BODY_BYTES};
 
 /// Any free port on loopback.
 fn any_port() -> SocketAddr {

@@ -11,9 +11,9 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use asynclab::fixtures::postgres::container::{Engine, LABEL_PID, LOCAL_IMAGE};
-use asynclab::fixtures::postgres::seed::{AUTHORS_ROWS, BOOKS_ROWS, ITEMS_ROWS};
-use asynclab::fixtures::postgres::{server_settings, PgBackend, Postgres, SeedOutcome};
+use asynclab::services::postgres::container::{Engine, LABEL_PID, LOCAL_IMAGE};
+use asynclab::services::postgres::seed::{AUTHORS_ROWS, BOOKS_ROWS, ITEMS_ROWS};
+use asynclab::services::postgres::{server_settings, PgBackend, Postgres, SeedOutcome};
 use common::{root, test_workloads_args};
 
 /// True when an engine answers and the local image is built; prints the skip reason otherwise.

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use asynclab::fixtures::postgres::seed::{AUTHORS_ROWS, BOOKS_PER_AUTHOR, BOOKS_ROWS, ITEMS_ROWS};
-use asynclab::fixtures::postgres::{seed, server_settings, PgBackend, Postgres, SeedOutcome};
+use asynclab::services::postgres::seed::{AUTHORS_ROWS, BOOKS_PER_AUTHOR, BOOKS_ROWS, ITEMS_ROWS};
+use asynclab::services::postgres::{seed, server_settings, PgBackend, Postgres, SeedOutcome};
 
 /// Runs `sql` (a single-row query of i64 columns) against `url`.
 fn query_i64s(url: &str, sql: &str) -> Vec<i64> {

@@ -22,7 +22,7 @@ const WIDTH: u32 = 1200;
 fn report(fixture: &str, dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::copy(
-        root().join("tests/fixtures/results").join(fixture),
+        root().join("tests/data/results").join(fixture),
         dir.join("results.json"),
     )
     .unwrap();

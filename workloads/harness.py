@@ -239,13 +239,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--script")
     parser.add_argument("--variant")
     parser.add_argument("--params", type=json.loads, default={})
-    parser.add_argument("--fixtures", type=json.loads, default={})
+    parser.add_argument("--services", type=json.loads, default={})
     parser.add_argument("--ctl-fd", type=int, default=3)
     parser.add_argument("--describe", action="store_true")
     args = parser.parse_args(argv)
     if not args.describe and not (args.script and args.variant):
         parser.error("--script and --variant are required (or --describe)")
-    for name in ("params", "fixtures"):
+    for name in ("params", "services"):
         if not isinstance(getattr(args, name), dict):
             parser.error(f"--{name} must be a JSON object")
     return args
@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     phase, workload = "setup", None
     try:
         setup, params = resolve(load_script(args.script), args.variant, args.params)
-        workload = setup(params, args.fixtures)
+        workload = setup(params, args.services)
         ctl.send({"event": "ready", "pid": os.getpid()})
         phase = "go"
         wait_for_go()

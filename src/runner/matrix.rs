@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::catalogue::{Fixture, Scenario};
+use crate::catalogue::{Service, Scenario};
 use crate::error::UsageError;
 use crate::python::PythonEnv;
 
@@ -51,8 +51,8 @@ pub struct CellSpec {
     pub python: PythonEnv,
     /// Per-run time limit.
     pub timeout: Duration,
-    /// Fixtures the scenario needs.
-    pub fixtures: Vec<Fixture>,
+    /// Services the scenario needs.
+    pub services: Vec<Service>,
     /// Whether the mock server's count must equal ops + errors.
     pub check_server_requests: bool,
     /// The matrix-axis values (parameters given as lists) that set this cell apart from other
@@ -209,7 +209,7 @@ pub fn expand(
                     params,
                     python: py.clone(),
                     timeout: Duration::from_secs_f64(scenario.timeout_s),
-                    fixtures: scenario.fixtures.clone(),
+                    services: scenario.services.clone(),
                     check_server_requests: scenario.check_server_requests,
                     group: group.clone(),
                     decide_by: scenario.decide_by.clone(),

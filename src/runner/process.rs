@@ -36,9 +36,9 @@ const ENV_WHITELIST: &[&str] = &[
     "TERM",
 ];
 
-/// Addresses of the fixtures that are running, passed to workers as `--fixtures`.
+/// Addresses of the services that are running, passed to workers as `--services`.
 #[derive(Debug, Clone, Default)]
-pub struct FixtureAddrs {
+pub struct ServiceAddrs {
     /// Base URL of the mock HTTP server.
     pub http_url: Option<String>,
     /// PostgreSQL URL.
@@ -51,8 +51,8 @@ pub struct FixtureAddrs {
 pub struct ProcessExecutor {
     /// `workloads/harness.py`.
     pub harness: PathBuf,
-    /// Fixture addresses.
-    pub fixtures: FixtureAddrs,
+    /// Service addresses.
+    pub services: ServiceAddrs,
     /// Reads the mock server's served-request counter, when it runs.
     pub http_requests: Option<Arc<dyn Fn() -> u64 + Send + Sync>>,
     /// CPUs every worker (and its children) is pinned to with `sched_setaffinity` before exec
@@ -103,15 +103,15 @@ impl Worker {
             pipe().map_err(|e| failed(format!("cannot create the control pipe: {e}")))?;
         let stderr =
             tempfile::tempfile().map_err(|e| failed(format!("cannot create a temp file: {e}")))?;
-        let mut fixtures = serde_json::Map::new();
-        if let Some(u) = &exec.fixtures.http_url {
-            fixtures.insert("http_url".into(), u.clone().into());
+        let mut services = serde_json::Map::new();
+        if let Some(u) = &exec.services.http_url {
+            services.insert("http_url".into(), u.clone().into());
         }
-        if let Some(u) = &exec.fixtures.database_url {
-            fixtures.insert("database_url".into(), u.clone().into());
+        if let Some(u) = &exec.services.database_url {
+            services.insert("database_url".into(), u.clone().into());
         }
-        if let Some(u) = &exec.fixtures.echo_addr {
-            fixtures.insert("echo_addr".into(), u.clone().into());
+        if let Some(u) = &exec.services.echo_addr {
+            services.insert("echo_addr".into(), u.clone().into());
         }
         let mut cmd = Command::new(&cell.python.exe);
         cmd.arg(&exec.harness)
@@ -121,8 +121,8 @@ impl Worker {
             .arg(&cell.variant)
             .arg("--params")
             .arg(serde_json::to_string(&cell.params).unwrap_or_default())
-            .arg("--fixtures")
-            .arg(Value::Object(fixtures).to_string())
+            .arg("--services")
+            .arg(Value::Object(services).to_string())
             .arg("--ctl-fd")
             .arg("3")
             .env_clear()

@@ -174,7 +174,7 @@ mod tests {
             params: BTreeMap::new(),
             python: PythonEnv::fake("3.12.1"),
             timeout: Duration::from_secs(1),
-            fixtures: vec![],
+            services: vec![],
             check_server_requests: false,
             group: String::new(),
             decide_by: "throughput".into(),

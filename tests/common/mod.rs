@@ -20,7 +20,7 @@ pub fn bin() -> assert_cmd::Command {
 pub fn test_workloads_args() -> Vec<String> {
     vec![
         "--workloads".into(),
-        "tests/fixtures/workloads".into(),
+        "tests/data/workloads".into(),
         "--venvs".into(),
         "target/test-venvs".into(),
         "--python".into(),

@@ -10,7 +10,7 @@ import pytest
 import asyncio_ops
 from asyncio_ops import Op, calibrate, measure, summarize
 
-pytest_plugins = ["echo_fixture"]
+pytest_plugins = ["echo_server"]
 
 SCRIPT = "workloads/asyncio_ops.py"
 

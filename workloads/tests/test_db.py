@@ -11,7 +11,7 @@ import db
 import dbutil
 
 # The session fixtures database_url and private_cluster (one server for all test modules).
-pytest_plugins = ["pg_fixture"]
+pytest_plugins = ["pg_server"]
 
 QUERIES = 500
 EXPECTED_CHECKSUM = sum(dbutil.item_value(dbutil.item_id(i)) for i in range(QUERIES))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-pytest_plugins = ["echo_fixture"]
+pytest_plugins = ["echo_server"]
 
 SCRIPT = "workloads/event_loops.py"
 SMALL = {"callbacks": 2000, "tasks": 1200, "batch": 500, "round_trips": 50, "payload_bytes": 1024}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import greenlet_trap
 
 # The session fixtures database_url and private_cluster (one server for all test modules).
-pytest_plugins = ["pg_fixture"]
+pytest_plugins = ["pg_server"]
 
 CASES = [
     "lazy_load_in_async",

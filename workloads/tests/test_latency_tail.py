@@ -7,7 +7,7 @@ import pytest
 import latency_tail
 
 # The session fixtures database_url and private_cluster (one server for all test modules).
-pytest_plugins = ["pg_fixture"]
+pytest_plugins = ["pg_server"]
 
 REQUESTS = 100
 

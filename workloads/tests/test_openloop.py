@@ -23,7 +23,7 @@ import dbutil
 import openloop
 
 # The session fixture database_url (a seeded PostgreSQL) for the db hook's test.
-pytest_plugins = ["pg_fixture"]
+pytest_plugins = ["pg_server"]
 
 
 def p99(values: list[float]) -> float:
