@@ -178,6 +178,15 @@ impl Catalogue {
 }
 
 impl Scenario {
+    /// What the results document records of the scenario.
+    pub fn info(&self) -> crate::results::ScenarioInfo {
+        crate::results::ScenarioInfo {
+            title: self.title.clone(),
+            question: self.question.clone(),
+            baseline: self.baseline.clone(),
+        }
+    }
+
     /// Measured rounds and warm-ups: the flags when given, else the scenario's `rounds` and
     /// `warmups`, else 5 rounds and 1 warm-up; `--quick` takes at most 3 rounds.
     pub fn plan(

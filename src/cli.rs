@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::services::postgres::PgBackend;
 use crate::runner::matrix::ParamOverride;
+use crate::services::postgres::PgBackend;
 
 /// asynclab: does Python asyncio beat sync code, threads or processes for this workload?
 #[derive(Debug, Parser)]

@@ -16,10 +16,10 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use crate::analysis::ops::{loop_of, op_names, op_ns as op_value};
 use crate::error::UsageError;
 use crate::results::{Cell, CellStatus, Results, RunRecord};
-use crate::stats::rng::{seed_for, Rng};
-use crate::stats::{self, median, min_possible_p, RatioEstimate, Verdict, RESAMPLES};
+use crate::stats::{self, median, min_possible_p, RatioEstimate, Verdict};
 
 /// The per-run number compared, with the direction in which it gets better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -174,11 +174,6 @@ pub fn version_matches(actual: &str, wanted: &str) -> bool {
     w.len() <= a.len() && a.iter().zip(&w).all(|(x, y)| x == y)
 }
 
-/// The event loop of a cell (its `loop` field or parameter; `asyncio` when absent).
-fn loop_of(c: &Cell) -> String {
-    crate::chart::grouped::event_loop(c)
-}
-
 /// The matching key: scenario, variant, parameters, python — without `by`'s dimension.
 fn key(c: &Cell, by: Option<By>) -> String {
     let mut params: BTreeMap<&String, &serde_json::Value> = c.params.iter().collect();
@@ -192,45 +187,6 @@ fn key(c: &Cell, by: Option<By>) -> String {
     match by {
         Some(By::Python) => format!("{}/{}/{}", c.scenario, c.variant, p.join(",")),
         _ => format!("{}/{}/{}/{}", c.scenario, c.variant, c.python, p.join(",")),
-    }
-}
-
-/// Unpaired bootstrap 95 % interval of `median(a) / median(b)`: each sample resampled on its
-/// own (rounds of two runs share nothing). Deterministic seed from the lengths.
-pub fn unpaired_ratio(a: &[f64], b: &[f64]) -> RatioEstimate {
-    let ratio = median(a) / median(b);
-    if a.is_empty() || b.is_empty() {
-        return RatioEstimate {
-            ratio,
-            ci95_low: f64::NAN,
-            ci95_high: f64::NAN,
-            paired: false,
-        };
-    }
-    let mut rng = Rng::new(seed_for("asynclab/compare/unpaired", &[a.len(), b.len()]));
-    let mut draw =
-        |xs: &[f64]| -> Vec<f64> { (0..xs.len()).map(|_| xs[rng.below(xs.len())]).collect() };
-    let mut ratios: Vec<f64> = (0..RESAMPLES)
-        .map(|_| median(&draw(a)) / median(&draw(b)))
-        .filter(|r| !r.is_nan())
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    if ratios.is_empty() {
-        return RatioEstimate {
-            ratio,
-            ci95_low: f64::NAN,
-            ci95_high: f64::NAN,
-            paired: false,
-        };
-    }
-    let last = (ratios.len() - 1) as f64;
-    let lo = ratios[(0.025 * last).floor() as usize];
-    let hi = ratios[((0.975 * last).ceil() as usize).min(ratios.len() - 1)];
-    RatioEstimate {
-        ratio,
-        ci95_low: lo.min(ratio),
-        ci95_high: hi.max(ratio),
-        paired: false,
     }
 }
 
@@ -271,13 +227,7 @@ fn values(c: &Cell, m: Metric) -> Vec<f64> {
 
 /// Per-round values of two cells of one run, paired by round index.
 fn paired_values(a: &Cell, b: &Cell, m: Metric) -> (Vec<f64>, Vec<f64>) {
-    a.runs
-        .iter()
-        .filter_map(|ra| {
-            let rb = b.runs.iter().find(|r| r.round == ra.round)?;
-            Some((m.value(ra), m.value(rb)))
-        })
-        .unzip()
+    crate::analysis::verdict::paired_rounds(a, b, |r| m.value(r))
 }
 
 fn change(
@@ -311,7 +261,7 @@ fn judge(
     let ratio = if paired {
         stats::paired_ratio(&n, &b)
     } else {
-        unpaired_ratio(&n, &b)
+        stats::independent_ratio(&n, &b)
     };
     let verdict = stats::mann_whitney(&n, &b);
     let (significant, mut outcome) =
@@ -331,40 +281,6 @@ fn judge(
         significant,
         outcome,
     }
-}
-
-/// One operation's per-run figure (ns per op, lower is better) in a cell whose runs carry
-/// per-operation results: `extra.ops.NAME.ns_per_op_median` (asyncio_ops) or
-/// `extra.benchmarks.NAME.median_ns` (the pyperf cross-check).
-fn op_value(r: &RunRecord, op: &str) -> Option<f64> {
-    let e = &r.extra;
-    e.get("ops")
-        .and_then(|o| o.get(op))
-        .and_then(|o| o.get("ns_per_op_median"))
-        .or_else(|| {
-            e.get("benchmarks")
-                .and_then(|o| o.get(op))
-                .and_then(|o| o.get("median_ns"))
-        })
-        .and_then(serde_json::Value::as_f64)
-}
-
-/// The operations a cell measured per run, in the report's order (empty for ordinary cells).
-fn op_names(c: &Cell) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for r in &c.runs {
-        for key in ["ops", "benchmarks"] {
-            if let Some(o) = r.extra.get(key).and_then(serde_json::Value::as_object) {
-                for name in o.keys() {
-                    if !names.contains(name) {
-                        names.push(name.clone());
-                    }
-                }
-            }
-        }
-    }
-    names.sort_by_key(|n| crate::cost::op_order(n));
-    names
 }
 
 /// The changes of one matched pair: per operation (ns per op, lower is better) where the cells
@@ -605,8 +521,8 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(
             out,
             "    base {} → new {}  change {} [{} .. {}]  p = {:.3} ({} vs {} rounds)  {}",
-            crate::export::num(c.base_median),
-            crate::export::num(c.new_median),
+            crate::format::num(c.base_median),
+            crate::format::num(c.new_median),
             pct(c.ratio.ratio),
             pct(c.ratio.ci95_low),
             pct(c.ratio.ci95_high),
@@ -790,9 +706,9 @@ mod tests {
     fn unpaired_interval_contains_the_ratio() {
         let a = [10.0, 11.0, 9.5, 10.2, 10.4];
         let b = [20.0, 19.0, 21.0, 20.5, 19.7];
-        let r = unpaired_ratio(&a, &b);
+        let r = stats::independent_ratio(&a, &b);
         assert!(!r.paired && r.ci95_low <= r.ratio && r.ratio <= r.ci95_high);
         assert!(r.ci95_low > 0.4 && r.ci95_high < 0.6, "{r:?}");
-        assert_eq!(r, unpaired_ratio(&a, &b));
+        assert_eq!(r, stats::independent_ratio(&a, &b));
     }
 }

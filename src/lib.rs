@@ -4,6 +4,7 @@
 //! child process -> result -> stats -> exporters. `run` is the whole program, so tests call
 //! it directly; `main.rs` only parses and prints errors.
 
+pub mod analysis;
 pub mod catalogue;
 pub mod chart;
 pub mod cli;
@@ -13,11 +14,13 @@ pub mod doctor;
 pub mod envinfo;
 pub mod error;
 pub mod export;
-pub mod services;
+pub mod extras;
+pub mod format;
 pub mod interrupt;
 pub mod python;
 pub mod results;
 pub mod runner;
+pub mod services;
 pub mod stats;
 
 use std::path::{Path, PathBuf};
@@ -29,10 +32,9 @@ use catalogue::{Catalogue, Service};
 pub use cli::Opts;
 use cli::{Command, EnvArgs, RunArgs};
 use error::UsageError;
-use export::Exporter;
 use python::PythonEnv;
 use results::{Cell, Method, Results, SCHEMA_VERSION};
-use runner::process::{ServiceAddrs, ProcessExecutor};
+use runner::process::{ProcessExecutor, ServiceAddrs};
 use runner::scheduler::{new_cell, run_interleaved, Plan};
 
 /// Runs a parsed command line; the exit code on success.
@@ -75,10 +77,9 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
             let path = a.dir.join("results.json");
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("cannot read {}", path.display()))?;
-            let mut results: Results = serde_json::from_str(&text)
+            let results: Results = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not a results document", path.display()))?;
-            results.sweeps = runner::sweep::analyze(&results.cells);
-            export::write_all(&results, &a.dir)?;
+            export::write_reports(&results, &a.dir)?;
             println!("report regenerated in {}", a.dir.display());
             Ok(0)
         }
@@ -353,6 +354,10 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
                 })
                 .collect(),
         },
+        scenarios: scenarios
+            .iter()
+            .map(|s| (s.name.clone(), s.info()))
+            .collect(),
         cells: Vec::new(),
         sweeps: Vec::new(),
     };
@@ -384,7 +389,7 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
                 let mut save = |current: &[Cell]| -> anyhow::Result<()> {
                     let mut doc = results.clone();
                     doc.cells = measured.iter().chain(current.iter()).cloned().collect();
-                    doc.sweeps = runner::sweep::analyze(&doc.cells);
+                    doc.sweeps = analysis::sweep::analyze(&doc.cells);
                     export::write_atomic(&json_path, &export::JsonExporter.render(&doc)?)
                 };
                 let mut progress = |line: &str| eprintln!("asynclab: {line}");
@@ -403,7 +408,7 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
         Ok(())
     })();
     results.cells = measured;
-    results.sweeps = runner::sweep::analyze(&results.cells);
+    results.sweeps = analysis::sweep::analyze(&results.cells);
     results.env.load_avg_after = Some(envinfo::load_avg());
     let disagreements = runner::checks::disagreements(&results.cells, &scenarios);
     results.env.warnings.extend(disagreements.iter().cloned());

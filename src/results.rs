@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::stats::Summary;
 
@@ -26,11 +27,33 @@ pub struct Results {
     pub method: Method,
     /// One entry per matrix cell: scenario × variant × parameters × interpreter.
     pub cells: Vec<Cell>,
+    /// What the catalogue says of each scenario measured (title, question, baseline), by name,
+    /// so the report can say it; empty in documents written before it was recorded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub scenarios: BTreeMap<String, ScenarioInfo>,
     /// Open-loop rate sweeps derived from the cells: per variant, latency against offered rate
-    /// and the knee (`runner::sweep::analyze`); empty when no cell ran open loop.
+    /// and the knee (`analysis::sweep::analyze`); empty when no cell ran open loop.
     #[serde(default)]
-    pub sweeps: Vec<crate::runner::sweep::Sweep>,
+    pub sweeps: Vec<Sweep>,
 }
+
+/// What the catalogue says of one scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioInfo {
+    /// One line saying what is measured.
+    pub title: String,
+    /// The question the scenario answers.
+    #[serde(default)]
+    pub question: String,
+    /// The variant ratios are computed against (default: the first).
+    #[serde(default)]
+    pub baseline: Option<String>,
+}
+
+/// `memory_metric` of a run of one process: VmHWM (reset at ready) over RSS at ready.
+pub const MEMORY_RSS_HWM: &str = "rss-hwm";
+/// `memory_metric` of a run of a process tree: PSS summed over the tree, sampled.
+pub const MEMORY_PSS_TREE: &str = "pss-tree-sampled";
 
 /// How a run was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -196,8 +219,10 @@ pub struct RunRecord {
     pub latency_sets_ms: BTreeMap<String, Vec<f64>>,
     /// Up to five error messages from the worker.
     pub error_samples: Vec<String>,
-    /// Scenario-specific numbers reported by the worker.
-    pub extra: serde_json::Value,
+    /// Scenario-specific figures reported by the worker, typed where the lab reads them
+    /// ([`crate::extras::Extras`]; docs/protocol.md lists them).
+    #[serde(default, deserialize_with = "crate::extras::null_as_default")]
+    pub extra: crate::extras::Extras,
 }
 
 /// Latency percentiles over all operations of all rounds of a cell.
@@ -253,4 +278,75 @@ pub struct CellSummary {
     pub ops: u64,
     /// Total errors over rounds.
     pub errors: u64,
+}
+
+/// Where a sweep's knee is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Knee {
+    /// A sustained rate followed by a saturated one: the knee is between them.
+    Reached,
+    /// No rate saturated: the knee is above the highest rate tried.
+    NotReached,
+    /// The lowest rate tried saturated already.
+    BelowLowestRate,
+}
+
+impl Knee {
+    /// Words for tables.
+    pub fn text(self) -> &'static str {
+        match self {
+            Knee::Reached => "reached",
+            Knee::NotReached => "not reached",
+            Knee::BelowLowestRate => "below the lowest rate",
+        }
+    }
+}
+
+/// One offered rate of a sweep: one cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// The cell measured at this rate.
+    pub cell_id: String,
+    /// Requests per second the schedule asked for.
+    pub offered_rate_per_s: f64,
+    /// Requests actually sent per second, median over rounds.
+    pub achieved_rate_per_s: Option<f64>,
+    /// p50 from the intended start (open-loop corrected), ms, pooled over rounds.
+    pub corrected_p50_ms: Option<f64>,
+    /// p99 from the intended start, ms.
+    pub corrected_p99_ms: Option<f64>,
+    /// p50 from the actual send (uncorrected), ms.
+    pub uncorrected_p50_ms: Option<f64>,
+    /// p99 from the actual send, ms.
+    pub uncorrected_p99_ms: Option<f64>,
+    /// Requests never sent because the run reached twice its duration, summed over rounds.
+    pub abandoned: u64,
+    /// Whether the variant failed to keep up at this rate (see the module docs).
+    pub saturated: bool,
+    /// Why it counts as saturated.
+    pub reason: Option<String>,
+}
+
+/// One variant's latency against offered rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sweep {
+    /// Scenario name.
+    pub scenario: String,
+    /// Variant name.
+    pub variant: String,
+    /// Interpreter version.
+    pub python: String,
+    /// The parameters shared by every point (all but `rate_per_s`).
+    pub params: BTreeMap<String, Value>,
+    /// The latency the p99 rule compares with, ms (`delay_ms`, or the lowest rate's p50).
+    pub reference_ms: Option<f64>,
+    /// Points by increasing offered rate.
+    pub points: Vec<SweepPoint>,
+    /// Where the knee is.
+    pub knee: Knee,
+    /// The highest offered rate sustained below the first saturated one, per second.
+    pub knee_rate_per_s: Option<f64>,
+    /// The lowest offered rate that saturated, per second.
+    pub saturated_rate_per_s: Option<f64>,
 }

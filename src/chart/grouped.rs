@@ -9,6 +9,7 @@ use super::{
     bars_footnote, cell_label, cells_of, machine_line, scenarios, slug, sort_versions,
     varying_keys, Chart, ChartFile,
 };
+use crate::analysis::Report;
 use crate::results::{Cell, CellStatus, Results};
 
 /// Variant × python, or variant × event loop.
@@ -36,17 +37,7 @@ impl Dim {
     }
 }
 
-/// The cell's event loop: the `loop` field, else the `loop` parameter, else `asyncio`.
-pub fn event_loop(c: &Cell) -> String {
-    c.event_loop
-        .clone()
-        .or_else(|| {
-            c.params
-                .get("loop")
-                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-        })
-        .unwrap_or_else(|| "asyncio".into())
-}
+use crate::analysis::ops::loop_of as event_loop;
 
 fn render(results: &Results, scenario: &str, dim: Dim) -> Option<ChartFile> {
     let cells = cells_of(results, scenario);
@@ -139,7 +130,8 @@ impl Chart for Grouped {
         "grouped"
     }
 
-    fn render_svg(&self, results: &Results) -> Vec<ChartFile> {
+    fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
+        let results = report.results;
         scenarios(results)
             .iter()
             .flat_map(|s| {

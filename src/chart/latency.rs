@@ -11,6 +11,7 @@ use super::{
     cell_label, cells_of, machine_line, many_pythons, scenarios, slug, variant_index, varying_keys,
     Chart, ChartFile,
 };
+use crate::analysis::Report;
 use crate::results::{Cell, Results};
 use crate::stats::percentiles_sorted;
 
@@ -243,7 +244,8 @@ impl Chart for Latency {
         "latency"
     }
 
-    fn render_svg(&self, results: &Results) -> Vec<ChartFile> {
+    fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
+        let results = report.results;
         scenarios(results)
             .iter()
             .filter_map(|s| render(results, s))

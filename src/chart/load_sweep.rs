@@ -8,29 +8,13 @@
 
 use super::svg::{color, log_ticks, text_width, tick_label, Anchor, Log, Svg};
 use super::{cells_of, machine_line, scenarios, slug, Chart, ChartFile};
-use crate::export::params_text;
+use crate::analysis::params_text;
+use crate::analysis::Report;
 use crate::results::Results;
-use crate::runner::sweep::Sweep;
+use crate::results::Sweep;
 
 /// Latency against offered load per variant, knee marked.
 pub struct LoadSweep;
-
-/// Parameter keys whose values differ between the sweeps (shown in legend labels).
-fn varying(sweeps: &[&Sweep]) -> Vec<String> {
-    let mut keys: Vec<String> = sweeps
-        .iter()
-        .flat_map(|s| s.params.keys().cloned())
-        .collect();
-    keys.sort();
-    keys.dedup();
-    keys.into_iter()
-        .filter(|k| {
-            sweeps
-                .iter()
-                .any(|s| s.params.get(k) != sweeps[0].params.get(k))
-        })
-        .collect()
-}
 
 fn label(s: &Sweep, keys: &[String], with_python: bool) -> String {
     let mut out = s.variant.clone();
@@ -70,7 +54,7 @@ fn render(results: &Results, scenario: &str) -> Option<ChartFile> {
     if data.iter().all(|d| d.is_empty()) {
         return None;
     }
-    let keys = varying(&sweeps);
+    let keys = crate::analysis::sweep::varying_params(&sweeps);
     let py = sweeps.iter().any(|s| s.python != sweeps[0].python);
     let labels: Vec<String> = sweeps.iter().map(|s| label(s, &keys, py)).collect();
     let pts = || data.iter().flatten();
@@ -224,7 +208,8 @@ impl Chart for LoadSweep {
         "load_sweep"
     }
 
-    fn render_svg(&self, results: &Results) -> Vec<ChartFile> {
+    fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
+        let results = report.results;
         let mut names = scenarios(results);
         for s in &results.sweeps {
             if !names.contains(&s.scenario) {
@@ -238,7 +223,7 @@ impl Chart for LoadSweep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::sweep::{Knee, SweepPoint};
+    use crate::results::{Knee, SweepPoint};
 
     fn point(rate: f64, p99: f64, saturated: bool) -> SweepPoint {
         SweepPoint {
@@ -283,15 +268,20 @@ mod tests {
             knee_rate_per_s: Some(100.0),
             saturated_rate_per_s: Some(200.0),
         }];
-        let charts = LoadSweep.render_svg(&results);
+        let charts = LoadSweep.render_svg(&crate::analysis::analyze(&results));
         assert_eq!(charts.len(), 1);
         let svg = &charts[0].svg;
         assert_eq!(charts[0].name, "load_sweep-io_http");
         assert!(svg.contains("knee 100/s"), "{svg}");
         assert!(svg.contains("offered rate, requests per second"));
         assert!(svg.contains("threads p99") && svg.contains("threads p50"));
-        assert_eq!(LoadSweep.render_svg(&results)[0].svg, *svg);
+        assert_eq!(
+            LoadSweep.render_svg(&crate::analysis::analyze(&results))[0].svg,
+            *svg
+        );
         results.sweeps.clear();
-        assert!(LoadSweep.render_svg(&results).is_empty());
+        assert!(LoadSweep
+            .render_svg(&crate::analysis::analyze(&results))
+            .is_empty());
     }
 }

@@ -6,7 +6,8 @@ use super::{
     bars_footnote, cell_label, cells_of, machine_line, many_pythons, scenarios, slug,
     variant_index, varying_keys, Chart, ChartFile,
 };
-use crate::results::{Cell, CellStatus, Results};
+use crate::analysis::Report;
+use crate::results::{Cell, CellStatus};
 
 /// Peak RSS delta per unit or per cell.
 pub struct Memory;
@@ -24,7 +25,8 @@ impl Chart for Memory {
         "memory"
     }
 
-    fn render_svg(&self, results: &Results) -> Vec<ChartFile> {
+    fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
+        let results = report.results;
         let mut out = Vec::new();
         for scenario in scenarios(results) {
             let cells = cells_of(results, &scenario);

@@ -18,13 +18,9 @@ pub mod png;
 pub mod svg;
 pub mod throughput;
 
-use std::collections::BTreeSet;
-use std::path::Path;
-
-use anyhow::Context;
-
-use crate::export::{params_text, write_atomic};
+use crate::analysis::{params_text, Report};
 use crate::results::{Cell, Results};
+use std::collections::BTreeSet;
 
 /// One rendered chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,7 +41,7 @@ pub trait Chart {
     /// Short name, the file-name prefix (`throughput`, `latency`, ...).
     fn kind(&self) -> &'static str;
     /// The charts of this kind for a results document (none when it does not apply).
-    fn render_svg(&self, results: &Results) -> Vec<ChartFile>;
+    fn render_svg(&self, report: &Report) -> Vec<ChartFile>;
 }
 
 /// Every chart kind, in the order the report shows them within a scenario.
@@ -65,12 +61,12 @@ pub fn registry() -> Vec<Box<dyn Chart>> {
 
 /// All charts: scenario by scenario (in the document's order), kinds in [`registry`] order;
 /// charts that belong to no scenario last.
-pub fn render_all(results: &Results) -> Vec<ChartFile> {
+pub fn render_all(report: &Report) -> Vec<ChartFile> {
     let mut all: Vec<ChartFile> = registry()
         .iter()
-        .flat_map(|k| k.render_svg(results))
+        .flat_map(|k| k.render_svg(report))
         .collect();
-    let order = scenarios(results);
+    let order = scenarios(report.results);
     let rank = |c: &ChartFile| -> usize {
         c.scenario
             .as_ref()
@@ -82,28 +78,9 @@ pub fn render_all(results: &Results) -> Vec<ChartFile> {
     all
 }
 
-/// Renders every chart and writes `DIR/charts/<name>.svg` and `.png`; returns the charts.
-pub fn write_charts(results: &Results, dir: &Path) -> anyhow::Result<Vec<ChartFile>> {
-    let charts = render_all(results);
-    let out = dir.join("charts");
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    for c in &charts {
-        write_atomic(&out.join(format!("{}.svg", c.name)), c.svg.as_bytes())?;
-        let png = png::svg_to_png(&c.svg).with_context(|| format!("rendering {}.png", c.name))?;
-        write_atomic(&out.join(format!("{}.png", c.name)), &png)?;
-    }
-    Ok(charts)
-}
-
 /// Scenario names in the order they first appear.
 pub fn scenarios(results: &Results) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for c in &results.cells {
-        if !out.contains(&c.scenario) {
-            out.push(c.scenario.clone());
-        }
-    }
-    out
+    crate::analysis::scenario_names(results)
 }
 
 /// The cells of one scenario, in document order.

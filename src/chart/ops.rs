@@ -6,10 +6,9 @@
 use std::collections::BTreeMap;
 
 use super::bars::{Bar, BarChart, Group};
-use super::grouped::event_loop;
 use super::{cells_of, machine_line, scenarios, slug, sort_versions, Chart, ChartFile};
-use crate::cost::{op_order, op_stats, OpStats};
-use crate::export::runtime_tables::op_label;
+use crate::analysis::ops::{loop_of as event_loop, op_label, op_order, op_stats, OpStats};
+use crate::analysis::Report;
 use crate::results::{Cell, Results};
 
 /// Per-operation cost relative to a base interpreter or loop.
@@ -17,10 +16,7 @@ pub struct Ops;
 
 /// Whether a scenario's cells carry per-operation figures (`extra.ops` in their runs).
 pub fn has_ops(cells: &[&Cell]) -> bool {
-    cells
-        .iter()
-        .flat_map(|c| c.runs.iter())
-        .any(|r| r.extra.get("ops").is_some_and(serde_json::Value::is_object))
+    cells.iter().any(|c| crate::analysis::ops::has_ops(c))
 }
 
 /// One chart: `series` cells (one per bar colour) compared with `series[0]`.
@@ -102,7 +98,8 @@ impl Chart for Ops {
         "ops"
     }
 
-    fn render_svg(&self, results: &Results) -> Vec<ChartFile> {
+    fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
+        let results = report.results;
         let mut out = Vec::new();
         for scenario in scenarios(results) {
             let cells: Vec<&Cell> = cells_of(results, &scenario)

@@ -372,7 +372,7 @@ pub fn tick_label(v: f64) -> String {
 
 /// A value label with three significant digits (like the tables' precision rule).
 pub fn value_label(x: f64) -> String {
-    crate::export::num(x)
+    crate::format::num(x)
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@ use super::{
     bars_footnote, cell_label, cells_of, machine_line, many_pythons, scenarios, slug,
     variant_index, varying_keys, Chart, ChartFile,
 };
-use crate::results::{CellStatus, Results};
+use crate::analysis::Report;
+use crate::results::CellStatus;
 
 /// Median throughput per cell with 95 % interval whiskers.
 pub struct Throughput;
@@ -16,7 +17,8 @@ impl Chart for Throughput {
         "throughput"
     }
 
-    fn render_svg(&self, results: &Results) -> Vec<ChartFile> {
+    fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
+        let results = report.results;
         scenarios(results)
             .into_iter()
             // Per-operation studies get the `ops` chart: their cells' throughput means nothing.

@@ -1,7 +1,7 @@
 //! `results.csv`: one row per cell with the summary columns, for spreadsheets.
 
-use super::{params_text, Exporter};
-use crate::results::Results;
+use super::{Exporter, Outputs};
+use crate::analysis::params_text;
 
 /// The CSV exporter.
 pub struct CsvExporter;
@@ -20,10 +20,10 @@ impl Exporter for CsvExporter {
     fn file_name(&self) -> &'static str {
         "results.csv"
     }
-    fn render(&self, results: &Results) -> anyhow::Result<Vec<u8>> {
+    fn render(&self, o: &Outputs) -> anyhow::Result<Vec<u8>> {
         let mut out = String::from(HEADER);
         out.push('\n');
-        for c in &results.cells {
+        for c in &o.report.results.cells {
             let keys: Vec<String> = c.params.keys().cloned().collect();
             let mut row = vec![
                 quote(&c.scenario),

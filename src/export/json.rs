@@ -1,16 +1,13 @@
-//! `results.json`: the full document, pretty-printed.
+//! `results.json`: the results document itself, pretty-printed (not a rendering of the report).
 
-use super::Exporter;
 use crate::results::Results;
 
-/// The JSON exporter.
+/// The JSON writer.
 pub struct JsonExporter;
 
-impl Exporter for JsonExporter {
-    fn file_name(&self) -> &'static str {
-        "results.json"
-    }
-    fn render(&self, results: &Results) -> anyhow::Result<Vec<u8>> {
+impl JsonExporter {
+    /// The document's bytes.
+    pub fn render(&self, results: &Results) -> anyhow::Result<Vec<u8>> {
         let mut out = serde_json::to_vec_pretty(results)?;
         out.push(b'\n');
         Ok(out)

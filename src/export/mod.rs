@@ -1,37 +1,65 @@
-//! Writes a results document out in several formats behind one `Exporter` interface.
+//! Renders the report model (`analysis`) into files: `summary.md`, `report.html` and
+//! `results.csv` behind one [`Exporter`] interface, plus `results.json` (the results document
+//! itself) and the charts. The report is analysed once, built into one [`markup::Doc`] once and
+//! its charts drawn once, whatever the number of formats.
 
 mod csv;
-pub mod decision;
+mod decision_section;
+pub mod document;
 mod html;
 mod json;
 mod markdown;
-pub mod runtime_tables;
-mod study_tables;
+pub mod markup;
+mod runtime_tables;
+mod scenario_tables;
+mod sweep_tables;
 
 pub use self::csv::CsvExporter;
 pub use self::html::HtmlExporter;
 pub use self::json::JsonExporter;
-pub use self::markdown::{num, MarkdownExporter};
+pub use self::markdown::MarkdownExporter;
 
 use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
 
+use crate::analysis::{self, Report};
+use crate::chart::{self, ChartFile};
 use crate::results::Results;
 
-/// One output format.
+/// What every report format renders: the analysed report, its document and its charts.
+pub struct Outputs<'a> {
+    /// The analysis of the results.
+    pub report: &'a Report<'a>,
+    /// The report as one document.
+    pub doc: markup::Doc,
+    /// Every chart.
+    pub charts: Vec<ChartFile>,
+}
+
+impl<'a> Outputs<'a> {
+    /// Builds the document and draws the charts of a report.
+    pub fn new(report: &'a Report<'a>) -> Self {
+        Outputs {
+            report,
+            doc: document::build(report),
+            charts: chart::render_all(report),
+        }
+    }
+}
+
+/// One report format.
 pub trait Exporter {
     /// File name inside the results folder.
     fn file_name(&self) -> &'static str;
-    /// Renders the document.
-    fn render(&self, results: &Results) -> anyhow::Result<Vec<u8>>;
+    /// Renders the report.
+    fn render(&self, out: &Outputs) -> anyhow::Result<Vec<u8>>;
 }
 
-/// Every exporter, in the order they are written.
+/// Every report format, in the order they are written.
 pub fn all() -> Vec<Box<dyn Exporter>> {
     vec![
-        Box::new(JsonExporter),
         Box::new(CsvExporter),
         Box::new(MarkdownExporter),
         Box::new(HtmlExporter),
@@ -51,26 +79,36 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes every format into `dir`, and the charts into `dir/charts/` (SVG and PNG).
-pub fn write_all(results: &Results, dir: &Path) -> anyhow::Result<()> {
+/// Writes `results.json` into `dir`, atomically.
+pub fn write_results(results: &Results, dir: &Path) -> anyhow::Result<()> {
+    write_atomic(&dir.join("results.json"), &JsonExporter.render(results)?)
+}
+
+/// Writes every report format into `dir` and the charts into `dir/charts/` (SVG and PNG),
+/// from one analysis; `results.json` is left as it is.
+pub fn write_reports(results: &Results, dir: &Path) -> anyhow::Result<()> {
+    let report = analysis::analyze(results);
+    let outputs = Outputs::new(&report);
     for e in all() {
-        write_atomic(&dir.join(e.file_name()), &e.render(results)?)?;
+        write_atomic(&dir.join(e.file_name()), &e.render(&outputs)?)?;
     }
-    crate::chart::write_charts(results, dir)?;
+    let charts_dir = dir.join("charts");
+    std::fs::create_dir_all(&charts_dir)
+        .with_context(|| format!("cannot create {}", charts_dir.display()))?;
+    for c in &outputs.charts {
+        write_atomic(
+            &charts_dir.join(format!("{}.svg", c.name)),
+            c.svg.as_bytes(),
+        )?;
+        let png =
+            chart::png::svg_to_png(&c.svg).with_context(|| format!("rendering {}.png", c.name))?;
+        write_atomic(&charts_dir.join(format!("{}.png", c.name)), &png)?;
+    }
     Ok(())
 }
 
-/// The parameters of a cell as `k=v` pairs.
-pub fn params_text(
-    params: &std::collections::BTreeMap<String, serde_json::Value>,
-    keys: &[String],
-) -> String {
-    keys.iter()
-        .filter_map(|k| {
-            params
-                .get(k)
-                .map(|v| format!("{k}={}", v.to_string().trim_matches('"')))
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+/// Writes `results.json` and every report format.
+pub fn write_all(results: &Results, dir: &Path) -> anyhow::Result<()> {
+    write_results(results, dir)?;
+    write_reports(results, dir)
 }

@@ -25,7 +25,7 @@ pub fn disagreements(cells: &[Cell], scenarios: &[&Scenario]) -> Vec<String> {
                     for r in &c.runs {
                         let v = r
                             .extra
-                            .get(key)
+                            .value(key)
                             .map(|v| v.to_string())
                             .unwrap_or_else(|| "missing".into());
                         let who = format!("{} round {}", c.variant, r.round + 1);

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::catalogue::{Service, Scenario};
+use crate::catalogue::{Scenario, Service};
 use crate::error::UsageError;
 use crate::python::PythonEnv;
 

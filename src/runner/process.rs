@@ -382,12 +382,16 @@ impl Executor for ProcessExecutor {
         let (memory_metric, baseline_kib, peak_kib) =
             if sampled_peak.max_processes > 1 || processes_at_ready > 1 {
                 (
-                    "pss-tree-sampled",
+                    crate::results::MEMORY_PSS_TREE,
                     baseline_pss_kib,
                     sampled_peak.pss_kib.max(baseline_pss_kib),
                 )
             } else {
-                ("rss-hwm", baseline_rss_kib, root_hwm.max(baseline_rss_kib))
+                (
+                    crate::results::MEMORY_RSS_HWM,
+                    baseline_rss_kib,
+                    root_hwm.max(baseline_rss_kib),
+                )
             };
         let get_u64 = |k: &str| result.get(k).and_then(Value::as_u64).unwrap_or(0);
         let ops = get_u64("ops");
@@ -396,6 +400,14 @@ impl Executor for ProcessExecutor {
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_f64).collect())
             .unwrap_or_default();
+        // The worker's extras, typed once here: a kind the lab reads in the wrong shape fails
+        // the run with a line that says which.
+        let extra = match result.get("extra") {
+            None | Some(Value::Null) => crate::extras::Extras::default(),
+            Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+                RunError::Failed(format!("the worker's result has a malformed `extra`: {e} (docs/protocol.md lists the kinds the lab reads and their shapes)"))
+            })?,
+        };
         Ok(RunRecord {
             round: round.unwrap_or(0),
             wall_s,
@@ -443,7 +455,7 @@ impl Executor for ProcessExecutor {
                         .collect()
                 })
                 .unwrap_or_default(),
-            extra: result.get("extra").cloned().unwrap_or(Value::Null),
+            extra,
         })
     }
 }

@@ -151,7 +151,7 @@ mod tests {
                 baseline_rss_mib: 10.0,
                 peak_rss_mib: 12.0,
                 peak_rss_delta_mib: 2.0,
-                memory_metric: "rss-hwm".into(),
+                memory_metric: crate::results::MEMORY_RSS_HWM.into(),
                 ops: 10,
                 errors: 0,
                 server_requests: None,
@@ -160,7 +160,7 @@ mod tests {
                 latencies_ms: vec![1.0, 2.0, 3.0],
                 latency_sets_ms: Default::default(),
                 error_samples: vec![],
-                extra: serde_json::Value::Null,
+                extra: Default::default(),
             })
         }
     }

@@ -1,272 +1,19 @@
-//! Open-loop rate sweeps: per variant, latency against offered rate, and the knee where the
-//! variant saturates.
-//!
-//! A cell runs open loop when its `rate_per_s` parameter is positive (workloads/openloop.py).
-//! Cells that differ only in `rate_per_s` form one [`Sweep`] (scenario × variant × interpreter
-//! × the other parameters). A point is **saturated** when the variant did not keep up:
-//!
-//! * its achieved rate (median over rounds of the worker's `achieved_rate_per_s`, requests
-//!   actually sent per second) is below [`ACHIEVED_MIN_FRACTION`] of the offered rate, or
-//! * its corrected p99 exceeds [`P99_MAX_FACTOR`] × the reference latency: the scenario's
-//!   `delay_ms` (what a request costs at the server) or, without one, the uncorrected p50 at
-//!   the sweep's lowest rate (at least [`REFERENCE_FLOOR_MS`]), or
-//! * the cell failed or has no measurement.
-//!
-//! The **knee** is the highest offered rate sustained below the lowest saturated one: `reached`
-//! when some rate saturated after a sustained one, `not_reached` when none saturated (the
-//! knee lies above the highest rate tried), `below_lowest_rate` when even the lowest did.
-//!
-//! `--rates R1,R2,...` is the `rate_per_s` matrix axis; `--rates auto` ([`Batches`]) starts at
-//! [`AUTO_START_PER_S`] and doubles, one rate per batch, dropping each sweep once it saturates.
+//! `--rates`: the `rate_per_s` matrix axis, and for `--rates auto` ([`Batches`]) the batches that
+//! start at [`AUTO_START_PER_S`] and double, one rate per batch, dropping each sweep once the
+//! analysis (`analysis::sweep`) finds it saturated.
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::matrix::{cell_id, CellSpec, ParamOverride};
+use crate::analysis::sweep::{analyze, sweep_key, RATE_PARAM};
 use crate::catalogue::Scenario;
 use crate::error::UsageError;
-use crate::results::{Cell, CellStatus};
-use crate::stats::median;
+use crate::results::Cell;
 
-/// The parameter a sweep varies.
-pub const RATE_PARAM: &str = "rate_per_s";
-/// A point is saturated when it achieved less than this fraction of the offered rate.
-pub const ACHIEVED_MIN_FRACTION: f64 = 0.9;
-/// ... or when its corrected p99 exceeds this many reference latencies.
-pub const P99_MAX_FACTOR: f64 = 10.0;
-/// Smallest reference latency when it comes from a measurement (no `delay_ms`), ms.
-pub const REFERENCE_FLOOR_MS: f64 = 1.0;
 /// First rate of `--rates auto`, per second.
 pub const AUTO_START_PER_S: u64 = 10;
 /// Most rates `--rates auto` tries (10/s doubled 9 times is 5120/s).
 pub const AUTO_MAX_STEPS: usize = 10;
-
-/// Where a sweep's knee is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Knee {
-    /// A sustained rate followed by a saturated one: the knee is between them.
-    Reached,
-    /// No rate saturated: the knee is above the highest rate tried.
-    NotReached,
-    /// The lowest rate tried saturated already.
-    BelowLowestRate,
-}
-
-impl Knee {
-    /// Words for tables.
-    pub fn text(self) -> &'static str {
-        match self {
-            Knee::Reached => "reached",
-            Knee::NotReached => "not reached",
-            Knee::BelowLowestRate => "below the lowest rate",
-        }
-    }
-}
-
-/// One offered rate of a sweep: one cell.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SweepPoint {
-    /// The cell measured at this rate.
-    pub cell_id: String,
-    /// Requests per second the schedule asked for.
-    pub offered_rate_per_s: f64,
-    /// Requests actually sent per second, median over rounds.
-    pub achieved_rate_per_s: Option<f64>,
-    /// p50 from the intended start (open-loop corrected), ms, pooled over rounds.
-    pub corrected_p50_ms: Option<f64>,
-    /// p99 from the intended start, ms.
-    pub corrected_p99_ms: Option<f64>,
-    /// p50 from the actual send (uncorrected), ms.
-    pub uncorrected_p50_ms: Option<f64>,
-    /// p99 from the actual send, ms.
-    pub uncorrected_p99_ms: Option<f64>,
-    /// Requests never sent because the run reached twice its duration, summed over rounds.
-    pub abandoned: u64,
-    /// Whether the variant failed to keep up at this rate (see the module docs).
-    pub saturated: bool,
-    /// Why it counts as saturated.
-    pub reason: Option<String>,
-}
-
-/// One variant's latency against offered rate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sweep {
-    /// Scenario name.
-    pub scenario: String,
-    /// Variant name.
-    pub variant: String,
-    /// Interpreter version.
-    pub python: String,
-    /// The parameters shared by every point (all but `rate_per_s`).
-    pub params: BTreeMap<String, Value>,
-    /// The latency the p99 rule compares with, ms (`delay_ms`, or the lowest rate's p50).
-    pub reference_ms: Option<f64>,
-    /// Points by increasing offered rate.
-    pub points: Vec<SweepPoint>,
-    /// Where the knee is.
-    pub knee: Knee,
-    /// The highest offered rate sustained below the first saturated one, per second.
-    pub knee_rate_per_s: Option<f64>,
-    /// The lowest offered rate that saturated, per second.
-    pub saturated_rate_per_s: Option<f64>,
-}
-
-/// A cell's offered rate, when it ran open loop.
-pub fn offered_rate(params: &BTreeMap<String, Value>) -> Option<f64> {
-    params
-        .get(RATE_PARAM)
-        .and_then(Value::as_f64)
-        .filter(|r| *r > 0.0)
-}
-
-/// Cells measuring the same thing at different rates share this key.
-fn group_key(
-    scenario: &str,
-    variant: &str,
-    python: &str,
-    params: &BTreeMap<String, Value>,
-) -> String {
-    let mut rest = params.clone();
-    rest.remove(RATE_PARAM);
-    cell_id(scenario, variant, python, &rest)
-}
-
-fn extra_f64(cell: &Cell, key: &str) -> Vec<f64> {
-    cell.runs
-        .iter()
-        .filter_map(|r| r.extra.get(key).and_then(Value::as_f64))
-        .collect()
-}
-
-/// A cell's point; saturation is judged later, once the reference is known.
-fn point(cell: &Cell, offered: f64) -> SweepPoint {
-    let s = cell.summary.as_ref();
-    let corrected = s.and_then(|s| s.latency_ms.as_ref());
-    let uncorrected = s.and_then(|s| s.latency_sets_ms.get("uncorrected"));
-    let achieved = extra_f64(cell, "achieved_rate_per_s");
-    SweepPoint {
-        cell_id: cell.id.clone(),
-        offered_rate_per_s: offered,
-        achieved_rate_per_s: (!achieved.is_empty()).then(|| median(&achieved)),
-        corrected_p50_ms: corrected.map(|l| l.p50),
-        corrected_p99_ms: corrected.map(|l| l.p99),
-        uncorrected_p50_ms: uncorrected.map(|l| l.p50),
-        uncorrected_p99_ms: uncorrected.map(|l| l.p99),
-        abandoned: extra_f64(cell, "abandoned").iter().sum::<f64>() as u64,
-        saturated: false,
-        reason: None,
-    }
-}
-
-/// Why a point is saturated, or None when the variant kept up.
-pub fn saturation(p: &SweepPoint, reference_ms: Option<f64>, failed: bool) -> Option<String> {
-    if failed {
-        return Some("the cell failed".into());
-    }
-    let Some(achieved) = p.achieved_rate_per_s else {
-        return Some("no measurement".into());
-    };
-    if achieved < ACHIEVED_MIN_FRACTION * p.offered_rate_per_s {
-        return Some(format!(
-            "achieved {:.1}/s, under {:.0}% of the offered {}/s",
-            achieved,
-            ACHIEVED_MIN_FRACTION * 100.0,
-            p.offered_rate_per_s
-        ));
-    }
-    match (p.corrected_p99_ms, reference_ms) {
-        (Some(p99), Some(r)) if p99 > P99_MAX_FACTOR * r => Some(format!(
-            "corrected p99 {p99:.1} ms, over {P99_MAX_FACTOR} × the reference {r} ms"
-        )),
-        _ => None,
-    }
-}
-
-/// Knee, knee rate and first saturated rate of points sorted by rate.
-pub fn knee(points: &[SweepPoint]) -> (Knee, Option<f64>, Option<f64>) {
-    match points.iter().position(|p| p.saturated) {
-        None => (Knee::NotReached, None, None),
-        Some(0) => (
-            Knee::BelowLowestRate,
-            None,
-            Some(points[0].offered_rate_per_s),
-        ),
-        Some(k) => (
-            Knee::Reached,
-            Some(points[k - 1].offered_rate_per_s),
-            Some(points[k].offered_rate_per_s),
-        ),
-    }
-}
-
-/// The sweeps in a set of cells, in first-seen order (skipped cells, closed-loop cells and
-/// sweeps with no measured cell at all are left out; one open-loop cell is a sweep of one
-/// point).
-pub fn analyze(cells: &[Cell]) -> Vec<Sweep> {
-    let mut keys: Vec<String> = Vec::new();
-    let mut groups: BTreeMap<String, Vec<&Cell>> = BTreeMap::new();
-    for c in cells {
-        if c.status == CellStatus::Skipped || offered_rate(&c.params).is_none() {
-            continue;
-        }
-        let key = group_key(&c.scenario, &c.variant, &c.python, &c.params);
-        if !groups.contains_key(&key) {
-            keys.push(key.clone());
-        }
-        groups.entry(key).or_default().push(c);
-    }
-    keys.retain(|k| groups[k].iter().any(|c| c.summary.is_some()));
-    keys.iter()
-        .map(|k| {
-            let cells = &groups[k];
-            let mut points: Vec<(SweepPoint, bool)> = cells
-                .iter()
-                .map(|c| {
-                    let failed = c.status == CellStatus::Failed || c.summary.is_none();
-                    (point(c, offered_rate(&c.params).unwrap_or(0.0)), failed)
-                })
-                .collect();
-            points.sort_by(|a, b| a.0.offered_rate_per_s.total_cmp(&b.0.offered_rate_per_s));
-            let first = cells[0];
-            let reference_ms = first
-                .params
-                .get("delay_ms")
-                .and_then(Value::as_f64)
-                .filter(|d| *d > 0.0)
-                .or_else(|| {
-                    points
-                        .iter()
-                        .find_map(|(p, _)| p.uncorrected_p50_ms)
-                        .map(|p50| p50.max(REFERENCE_FLOOR_MS))
-                });
-            let points: Vec<SweepPoint> = points
-                .into_iter()
-                .map(|(mut p, failed)| {
-                    p.reason = saturation(&p, reference_ms, failed);
-                    p.saturated = p.reason.is_some();
-                    p
-                })
-                .collect();
-            let (knee, knee_rate_per_s, saturated_rate_per_s) = knee(&points);
-            let mut params = first.params.clone();
-            params.remove(RATE_PARAM);
-            Sweep {
-                scenario: first.scenario.clone(),
-                variant: first.variant.clone(),
-                python: first.python.clone(),
-                params,
-                reference_ms,
-                points,
-                knee,
-                knee_rate_per_s,
-                saturated_rate_per_s,
-            }
-        })
-        .collect()
-}
 
 /// What `--rates` asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -386,14 +133,14 @@ impl Batches {
         }
         let sweeps = analyze(measured);
         self.active.retain(|spec| {
-            let key = group_key(
+            let key = sweep_key(
                 &spec.scenario,
                 &spec.variant,
                 &spec.python.version,
                 &spec.params,
             );
             !sweeps.iter().any(|s| {
-                group_key(&s.scenario, &s.variant, &s.python, &s.params) == key
+                sweep_key(&s.scenario, &s.variant, &s.python, &s.params) == key
                     && s.saturated_rate_per_s.is_some()
             })
         });
@@ -408,6 +155,7 @@ mod tests {
     use super::*;
     use crate::catalogue::Catalogue;
     use crate::python::PythonEnv;
+    use crate::results::{CellStatus, Knee};
     use crate::runner::scheduler::new_cell;
     use crate::runner::summarize::summarize_cell;
 

@@ -142,7 +142,12 @@ pub struct RatioEstimate {
 /// lengths: `a` and `b` are resampled independently and `paired` is false. A ratio whose
 /// denominator is zero is ±inf; 0/0 resamples are dropped.
 pub fn ratio_ci(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> RatioEstimate {
-    let paired = a.len() == b.len();
+    ratio_ci_with(a, b, a.len() == b.len(), resamples, seed)
+}
+
+/// [`ratio_ci`] with the pairing chosen by the caller (`paired` needs equal lengths).
+fn ratio_ci_with(a: &[f64], b: &[f64], paired: bool, resamples: usize, seed: u64) -> RatioEstimate {
+    let paired = paired && a.len() == b.len();
     let ratio = median(a) / median(b);
     if a.is_empty() || b.is_empty() {
         return RatioEstimate {
@@ -199,6 +204,13 @@ pub fn ratio_seed(len_a: usize, len_b: usize) -> u64 {
 /// For a single pair the interval is `[ratio, ratio]`; with empty input everything is NaN.
 pub fn paired_ratio(a: &[f64], b: &[f64]) -> RatioEstimate {
     ratio_ci(a, b, RESAMPLES, ratio_seed(a.len(), b.len()))
+}
+
+/// `median(a) / median(b)` with each sample resampled on its own, for samples that share no
+/// rounds (two separate runs): `paired` is false whatever the lengths. Deterministic.
+pub fn independent_ratio(a: &[f64], b: &[f64]) -> RatioEstimate {
+    let seed = seed_for("asynclab/stats/independent-ratio", &[a.len(), b.len()]);
+    ratio_ci_with(a, b, false, RESAMPLES, seed)
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ pub mod summary;
 #[cfg(test)]
 mod props;
 
-pub use bootstrap::{paired_ratio, RatioEstimate, RESAMPLES};
+pub use bootstrap::{independent_ratio, paired_ratio, RatioEstimate, RESAMPLES};
 pub use outliers::{modified_z_outliers, warnings, OUTLIER_THRESHOLD};
 pub use percentile::{median, percentile, percentiles_sorted};
 pub use significance::{compare, mann_whitney, min_possible_p, Comparison, Verdict, ALPHA};

@@ -1,12 +1,10 @@
-//! The decision table: per scenario and setting, the measured winner, its ratio against the
-//! runner-up with a paired interval, and whether the gap beats the run-to-run spread.
+//! The decision table's rows: per scenario and setting, the measured winner, its ratio against
+//! the runner-up with a paired interval, and whether the gap beats the run-to-run spread.
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
-
-use super::markdown::num;
-use crate::results::{Cell, CellStatus, Results};
+use super::verdict::{compare_paired, paired_rounds, Verdict};
+use crate::results::{Cell, CellStatus, Results, RunRecord};
 use crate::stats;
+use std::collections::BTreeMap;
 
 /// One row of the decision table.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,25 +25,19 @@ pub struct Decision {
     pub ratio: stats::RatioEstimate,
     /// True when the winner's worst round beats the runner-up's best round.
     pub beyond_spread: bool,
-    /// Mann–Whitney verdict on the per-round values.
-    pub significant: bool,
+    /// What the per-round values say about the gap.
+    pub verdict: Verdict,
 }
 
-/// Per-round values of a cell for the metric, keyed by round (paired between cells).
-fn per_round(cell: &Cell, memory: bool) -> BTreeMap<usize, f64> {
-    cell.runs
-        .iter()
-        .map(|r| {
-            (
-                r.round,
-                if memory {
-                    r.peak_rss_delta_mib
-                } else {
-                    r.throughput_per_s
-                },
-            )
-        })
-        .collect()
+/// The metric a decision ranks by, of one run.
+fn metric(memory: bool) -> impl Fn(&RunRecord) -> f64 {
+    move |r| {
+        if memory {
+            r.peak_rss_delta_mib
+        } else {
+            r.throughput_per_s
+        }
+    }
 }
 
 /// Computes the table from the measured cells; cells that failed or reported errors are left out.
@@ -78,7 +70,7 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
         let memory = cells[0].decide_by == "memory";
         // Higher is better for throughput; for memory, rank by the negated delta.
         let score = |c: &Cell| {
-            let m = stats::median(&per_round(c, memory).values().copied().collect::<Vec<_>>());
+            let m = stats::median(&c.runs.iter().map(metric(memory)).collect::<Vec<_>>());
             if memory {
                 -m
             } else {
@@ -88,15 +80,12 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
         let mut ranked = cells.clone();
         ranked.sort_by(|a, b| score(b).total_cmp(&score(a)));
         let (w, r) = (ranked[0], ranked[1]);
-        let (wv, rv) = (per_round(w, memory), per_round(r, memory));
-        let rounds: Vec<usize> = wv.keys().filter(|k| rv.contains_key(k)).copied().collect();
-        let a: Vec<f64> = rounds.iter().map(|k| wv[k]).collect();
-        let b: Vec<f64> = rounds.iter().map(|k| rv[k]).collect();
+        let (a, b) = paired_rounds(w, r, metric(memory));
         // Express the ratio as "winner is N× better": throughput w/r, memory r/w.
         let cmp = if memory {
-            stats::compare(&b, &a)
+            compare_paired(&b, &a)
         } else {
-            stats::compare(&a, &b)
+            compare_paired(&a, &b)
         };
         let (wmin, wmax) = (
             a.iter().copied().fold(f64::INFINITY, f64::min),
@@ -120,38 +109,8 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
             runner_up: r.variant.clone(),
             ratio: cmp.ratio,
             beyond_spread,
-            significant: cmp.significant,
+            verdict: cmp.verdict,
         });
     }
-    out
-}
-
-/// The Markdown section; empty when nothing can be decided.
-pub fn markdown(results: &Results) -> String {
-    let rows = decisions(results);
-    if rows.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("## Decision table\n\n");
-    out.push_str("Computed from this run: for each scenario and setting, the variant with the best median, how much better it is than the runner-up (paired bootstrap 95% interval), whether every round of the winner beat every round of the runner-up (larger than the run-to-run spread), and the Mann–Whitney verdict. Variants that reported errors are left out.\n\n");
-    out.push_str("| scenario | setting | python | ranked by | recommended | runner-up | ratio (95% CI) | larger than spread | significant |\n|---|---|---|---|---|---|---|---|---|\n");
-    for d in rows {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {}× [{}–{}] | {} | {} |",
-            d.scenario,
-            if d.group.is_empty() { "–" } else { &d.group },
-            d.python,
-            d.metric,
-            d.winner,
-            d.runner_up,
-            num(d.ratio.ratio),
-            num(d.ratio.ci95_low),
-            num(d.ratio.ci95_high),
-            if d.beyond_spread { "yes" } else { "no" },
-            if d.significant { "yes" } else { "no" },
-        );
-    }
-    out.push('\n');
     out
 }

@@ -1,0 +1,101 @@
+//! Results → the report model, computed once (criterion's analysis stage).
+//!
+//! [`analyze`] reads a results document and decides everything an output shows: per scenario
+//! the rows with their ratios and verdicts, the per-operation and event-loop figures, the
+//! open-loop sweeps and knees, the decision table, the warnings. `export` and `chart` render
+//! this model and compute no statistic of their own. Which sections a scenario gets follows
+//! from its catalogue entry (`decide_by`, `baseline`) and the kinds of extras its runs carry.
+
+pub mod cost;
+pub mod decision;
+pub mod ops;
+pub mod runtime;
+pub mod scenario;
+pub mod sweep;
+pub mod verdict;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::results::{Results, Sweep};
+
+/// Everything the outputs show, computed once from a results document.
+#[derive(Debug, Clone)]
+pub struct Report<'a> {
+    /// The document analysed (for the environment, method and raw cells).
+    pub results: &'a Results,
+    /// One entry per scenario, in the document's order.
+    pub scenarios: Vec<scenario::ScenarioReport<'a>>,
+    /// Per-operation sections, for scenarios whose runs carry `extra.ops`.
+    pub ops: Vec<runtime::OpsReport<'a>>,
+    /// Event-loop comparisons, for scenarios whose runs carry `extra.elapsed_ms`.
+    pub loops: Vec<runtime::LoopReport>,
+    /// Open-loop rate sweeps with their knees.
+    pub sweeps: Vec<Sweep>,
+    /// The decision table's rows.
+    pub decisions: Vec<decision::Decision>,
+    /// The environment's warnings, then every cell's.
+    pub warnings: Vec<String>,
+}
+
+/// The scenario names of a document, in first-seen order.
+pub fn scenario_names(results: &Results) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for c in &results.cells {
+        if !names.contains(&c.scenario) {
+            names.push(c.scenario.clone());
+        }
+    }
+    names
+}
+
+/// Analyses a results document.
+pub fn analyze(results: &Results) -> Report<'_> {
+    let mut scenarios = Vec::new();
+    let mut ops = Vec::new();
+    let mut loops = Vec::new();
+    for name in scenario_names(results) {
+        let cells: Vec<_> = results
+            .cells
+            .iter()
+            .filter(|c| c.scenario == name)
+            .collect();
+        ops.extend(runtime::ops_report(&name, &cells));
+        loops.extend(runtime::loop_report(&name, &cells));
+        scenarios.push(scenario::analyze(
+            &name,
+            cells,
+            results.scenarios.get(&name),
+            results.env.cores,
+        ));
+    }
+    let warnings = results
+        .env
+        .warnings
+        .iter()
+        .chain(results.cells.iter().flat_map(|c| c.warnings.iter()))
+        .cloned()
+        .collect();
+    Report {
+        results,
+        scenarios,
+        ops,
+        loops,
+        sweeps: sweep::analyze(&results.cells),
+        decisions: decision::decisions(results),
+        warnings,
+    }
+}
+
+/// The parameters `keys` of a cell as `k=v` pairs.
+pub fn params_text(params: &BTreeMap<String, Value>, keys: &[String]) -> String {
+    keys.iter()
+        .filter_map(|k| {
+            params
+                .get(k)
+                .map(|v| format!("{k}={}", v.to_string().trim_matches('"')))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,86 @@
+//! Comparing two cells: their rounds paired once, the ratio with its interval, and a verdict.
+//!
+//! Every comparison of one run's cells (the scenario tables' "vs baseline" column, the
+//! decision table, `compare --by`) pairs rounds here, so there is one definition of a pair
+//! and one of "significant".
+
+use serde::Serialize;
+
+use crate::results::{Cell, RunRecord};
+use crate::stats::{self, RatioEstimate};
+
+/// What the rounds say about a difference.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "verdict", content = "reason")]
+pub enum Verdict {
+    /// The test rejects "no difference" and the ratio's interval excludes 1.
+    Significant,
+    /// These rounds cannot tell the difference from none.
+    NotSignificant,
+    /// No result could have been significant with this many rounds.
+    TooFewRounds,
+    /// The rounds cannot be trusted to decide (the reason says why).
+    Inconclusive(String),
+}
+
+impl Verdict {
+    /// Whether the difference counts.
+    pub fn is_significant(&self) -> bool {
+        matches!(self, Verdict::Significant)
+    }
+}
+
+/// A ratio of medians with its interval and verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// `median(a) / median(b)` with a bootstrap 95 % interval.
+    pub ratio: RatioEstimate,
+    /// The Mann–Whitney test's p-value.
+    pub p_value: f64,
+    /// What the rounds say.
+    pub verdict: Verdict,
+}
+
+/// Per-round values of two cells, paired by round index (rounds one of them lacks are left
+/// out).
+pub fn paired_rounds(
+    a: &Cell,
+    b: &Cell,
+    value: impl Fn(&RunRecord) -> f64,
+) -> (Vec<f64>, Vec<f64>) {
+    a.runs
+        .iter()
+        .filter_map(|ra| {
+            let rb = b.runs.iter().find(|r| r.round == ra.round)?;
+            Some((value(ra), value(rb)))
+        })
+        .unzip()
+}
+
+/// Compares per-round values `a` with baseline values `b` of the same rounds.
+pub fn compare_paired(a: &[f64], b: &[f64]) -> Comparison {
+    let c = stats::compare(a, b);
+    let verdict = verdict_of(c.significant, a.len(), b.len(), c.verdict.alpha);
+    Comparison {
+        ratio: c.ratio,
+        p_value: c.verdict.p_value,
+        verdict,
+    }
+}
+
+/// The verdict of a test result on samples of these sizes.
+pub fn verdict_of(significant: bool, n_a: usize, n_b: usize, alpha: f64) -> Verdict {
+    if significant {
+        Verdict::Significant
+    } else if stats::min_possible_p(n_a, n_b) > alpha {
+        Verdict::TooFewRounds
+    } else {
+        Verdict::NotSignificant
+    }
+}
+
+/// Throughput of `cell` against `base`, round by round; None with fewer than two pairs.
+pub fn throughput_vs(cell: &Cell, base: &Cell) -> Option<Comparison> {
+    let (a, b) = paired_rounds(cell, base, |r| r.throughput_per_s);
+    (a.len() >= 2).then(|| compare_paired(&a, &b))
+}

@@ -1,0 +1,57 @@
+//! The decision table's section: per scenario and setting, the recommended variant, its ratio
+//! against the runner-up, whether the gap beats the spread, and the verdict.
+
+use super::markup::{Cell, Section, Table};
+use super::scenario_tables::verdict_mark;
+use crate::analysis::decision::Decision;
+use crate::analysis::verdict::Verdict;
+use crate::format::num;
+
+/// The section; None when nothing can be decided.
+pub fn section(rows: &[Decision]) -> Option<Section> {
+    if rows.is_empty() {
+        return None;
+    }
+    let mut out = Section::new("Decision table", None);
+    out.para("Computed from this run: for each scenario and setting, the variant with the best median, how much better it is than the runner-up (paired bootstrap 95% interval), whether every round of the winner beat every round of the runner-up (larger than the run-to-run spread), and the Mann–Whitney verdict. Variants that reported errors are left out.");
+    let mut t = Table::new([
+        "scenario",
+        "setting",
+        "python",
+        "ranked by",
+        "recommended",
+        "runner-up",
+        "ratio (95% CI)",
+        "larger than spread",
+        "significant",
+    ]);
+    for d in rows {
+        let significant = match &d.verdict {
+            Verdict::Significant => "yes".to_string(),
+            Verdict::NotSignificant => "no".into(),
+            Verdict::TooFewRounds => "no (too few rounds)".into(),
+            Verdict::Inconclusive(why) => format!("no (inconclusive: {why})"),
+        };
+        t.row([
+            Cell::from(d.scenario.clone()),
+            (if d.group.is_empty() { "–" } else { &d.group }).into(),
+            d.python.clone().into(),
+            d.metric.into(),
+            d.winner.clone().into(),
+            d.runner_up.clone().into(),
+            Cell::marked(
+                format!(
+                    "{}× [{}–{}]",
+                    num(d.ratio.ratio),
+                    num(d.ratio.ci95_low),
+                    num(d.ratio.ci95_high)
+                ),
+                verdict_mark(&d.verdict),
+            ),
+            (if d.beyond_spread { "yes" } else { "no" }).into(),
+            Cell::marked(significant, verdict_mark(&d.verdict)),
+        ]);
+    }
+    out.table(t);
+    Some(out)
+}

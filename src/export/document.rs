@@ -1,0 +1,94 @@
+//! The report as one [`Doc`]: built once from the analysis model, rendered by `summary.md`,
+//! `report.html` (and anything else that shows the report) with their own syntax only.
+
+use super::markup::{Block, Doc, Section};
+use super::{decision_section, runtime_tables, scenario_tables, sweep_tables};
+use crate::analysis::Report;
+
+/// The method paragraph under the title.
+fn intro(r: &Report) -> Vec<Block> {
+    let m = &r.results.method;
+    let mut out = vec![Block::Para(format!(
+        "{} rounds after {} warm-up(s), cells interleaved in rotating order, each run a fresh process; medians with min–max over rounds. Ratios are of median throughput with a bootstrap 95% interval paired by round; significance by a two-sided Mann–Whitney U test at α = 0.05.",
+        m.rounds, m.warmups
+    ))];
+    for (name, p) in &m.scenario_plans {
+        out.push(Block::Para(format!(
+            "Scenario {name}: {} rounds after {} warm-up(s) (its catalogue default).",
+            p.rounds, p.warmups
+        )));
+    }
+    if !m.cpus.is_empty() {
+        let cpus: Vec<String> = m.cpus.iter().map(|c| c.to_string()).collect();
+        out.push(Block::Para(format!(
+            "Workers pinned to CPU(s) {}.",
+            cpus.join(",")
+        )));
+    }
+    out
+}
+
+/// The environment the numbers come from.
+fn environment(r: &Report) -> Section {
+    let e = &r.results.env;
+    let la = |l: [f64; 3]| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]);
+    let mut items = vec![
+        format!(
+            "CPU: {} ({} cores), governor: {}",
+            e.cpu_model, e.cores, e.governor
+        ),
+        format!("Memory: {} MiB; kernel {}", e.memory_total_mib, e.kernel),
+        format!(
+            "Load average before: {}; after: {}",
+            la(e.load_avg_before),
+            e.load_avg_after.map(la).unwrap_or_else(|| "–".into())
+        ),
+    ];
+    for p in &e.pythons {
+        let pk: Vec<String> = p.packages.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        items.push(format!(
+            "Python {} ({}, {}): {}",
+            p.version,
+            p.implementation,
+            p.compiler,
+            pk.join(", ")
+        ));
+    }
+    if let Some(pg) = &e.postgres {
+        items.push(format!("PostgreSQL: {pg}"));
+    }
+    if let Some(m) = &e.mock_http {
+        items.push(format!("Mock HTTP server: {m}"));
+    }
+    items.push(format!(
+        "asynclab {} at commit {}; started {}",
+        r.results.generated_by, e.git_commit, r.results.started_at
+    ));
+    let mut s = Section::new("Environment", None);
+    s.list(items);
+    s
+}
+
+/// The whole report.
+pub fn build(r: &Report) -> Doc {
+    let mut sections: Vec<Section> = r.scenarios.iter().map(scenario_tables::section).collect();
+    sections.extend(
+        r.ops
+            .iter()
+            .map(|o| runtime_tables::ops_section(o, r.results)),
+    );
+    sections.extend(r.loops.iter().map(runtime_tables::loop_section));
+    sections.extend(sweep_tables::sections(&r.sweeps));
+    if !r.warnings.is_empty() {
+        let mut s = Section::new("Warnings", None);
+        s.list(r.warnings.clone());
+        sections.push(s);
+    }
+    sections.push(environment(r));
+    sections.extend(decision_section::section(&r.decisions));
+    Doc {
+        title: "asynclab results".into(),
+        intro: intro(r),
+        sections,
+    }
+}

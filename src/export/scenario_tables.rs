@@ -1,0 +1,284 @@
+//! A scenario's section: its main table (one row per cell, the ratio to the baseline marked by
+//! its verdict) and the tables its cells call for (memory per unit, further latency sets,
+//! correctness rows, the core bound of process pools).
+
+use super::markup::{Cell, Mark, Section, Table};
+use crate::analysis::params_text;
+use crate::analysis::scenario::{Row, ScenarioReport, VsBaseline};
+use crate::analysis::verdict::Verdict;
+use crate::format::num;
+use crate::results::{CellStatus, LatencySummary};
+
+/// How a verdict is marked.
+pub fn verdict_mark(v: &Verdict) -> Mark {
+    match v {
+        Verdict::Significant => Mark::Significant,
+        Verdict::NotSignificant | Verdict::TooFewRounds => Mark::NotSignificant,
+        Verdict::Inconclusive(_) => Mark::Inconclusive,
+    }
+}
+
+/// How a verdict reads.
+pub fn verdict_words(v: &Verdict) -> String {
+    match v {
+        Verdict::Significant => "significant".into(),
+        Verdict::NotSignificant => "not significant".into(),
+        Verdict::TooFewRounds => "not significant (too few rounds)".into(),
+        Verdict::Inconclusive(why) => format!("inconclusive: {why}"),
+    }
+}
+
+/// The "vs baseline" cell: "3.1× [2.9–3.3] significant", "baseline" or "–".
+fn vs_cell(v: &VsBaseline) -> Cell {
+    match v {
+        VsBaseline::NotCompared | VsBaseline::NoPair => "–".into(),
+        VsBaseline::IsBaseline => "baseline".into(),
+        VsBaseline::Ratio(c) => Cell::marked(
+            format!(
+                "{}× [{}–{}] {}",
+                num(c.ratio.ratio),
+                num(c.ratio.ci95_low),
+                num(c.ratio.ci95_high),
+                verdict_words(&c.verdict)
+            ),
+            verdict_mark(&c.verdict),
+        ),
+    }
+}
+
+/// "p50 / p95 / p99 / max".
+fn percentiles(l: &LatencySummary) -> String {
+    format!(
+        "{} / {} / {} / {}",
+        num(l.p50),
+        num(l.p95),
+        num(l.p99),
+        num(l.max)
+    )
+}
+
+fn main_row(s: &ScenarioReport, row: &Row, compared: bool) -> Vec<Cell> {
+    let c = row.cell;
+    let params = params_text(&c.params, &s.varying_params);
+    let mut out: Vec<Cell> = Vec::new();
+    match &c.summary {
+        Some(sum) => {
+            let t = &sum.throughput_per_s;
+            let failed = c.status == CellStatus::Failed;
+            out.push(if failed {
+                Cell::marked(format!("{} (failed)", c.variant), Mark::Failed)
+            } else {
+                c.variant.clone().into()
+            });
+            out.push(c.python.clone().into());
+            out.push(params.into());
+            out.push(format!("{} ({}–{})", num(t.median), num(t.min), num(t.max)).into());
+            if compared {
+                out.push(vs_cell(&row.vs_baseline));
+            }
+            out.push(num(sum.wall_s.median).into());
+            out.push(num(sum.cpu_s.median).into());
+            out.push(num(sum.peak_rss_delta_mib.median).into());
+            let lat = sum.latency_ms.as_ref();
+            out.push(lat.map(percentiles).unwrap_or_else(|| "–".into()).into());
+            out.push(
+                lat.and_then(|l| l.p99_over_rounds.as_ref())
+                    .map(|p| format!("{} ({}–{})", num(p.median), num(p.min), num(p.max)))
+                    .unwrap_or_else(|| "–".into())
+                    .into(),
+            );
+            out.push(sum.errors.to_string().into());
+        }
+        None => {
+            let why = c
+                .failure
+                .as_deref()
+                .unwrap_or("not measured")
+                .lines()
+                .next()
+                .unwrap_or("");
+            let why: String = why.chars().take(160).collect();
+            let status = format!("{:?}", c.status).to_lowercase();
+            let mark = if c.status == CellStatus::Failed {
+                Mark::Failed
+            } else {
+                Mark::Plain
+            };
+            out.push(Cell::marked(format!("{} ({status})", c.variant), mark));
+            out.push(c.python.clone().into());
+            out.push(params.into());
+            out.push(why.into());
+            let empty = if compared { 7 } else { 6 };
+            out.extend((0..empty).map(|_| Cell::from("")));
+        }
+    }
+    out
+}
+
+fn main_table(s: &ScenarioReport) -> Table {
+    let mut head: Vec<String> = [
+        "variant",
+        "python",
+        "params",
+        "throughput /s, median (min–max)",
+    ]
+    .map(String::from)
+    .to_vec();
+    if let Some(b) = &s.baseline {
+        head.push(format!("vs {b} (95% CI)"));
+    }
+    head.extend(
+        [
+            "wall s",
+            "CPU s",
+            "peak RSS Δ MiB",
+            "latency p50 / p95 / p99 / max ms",
+            "p99 over rounds, median (min–max) ms",
+            "errors",
+        ]
+        .map(String::from),
+    );
+    let mut t = Table::new(head);
+    for row in &s.rows {
+        t.rows.push(main_row(s, row, s.baseline.is_some()));
+    }
+    t
+}
+
+fn memory_per_unit(out: &mut Section, s: &ScenarioReport) {
+    if s.memory_per_unit.is_empty() {
+        return;
+    }
+    out.para("Memory per unit (peak over the process's own baseline at *ready*: RSS high-water mark for one process, PSS summed over the process tree, sampled every 20 ms, where a variant starts processes; median over rounds):");
+    let mut t = Table::new([
+        "units",
+        "variant",
+        "python",
+        "peak RSS Δ MiB (min–max)",
+        "per unit KiB",
+    ]);
+    for u in &s.memory_per_unit {
+        let m = &u
+            .cell
+            .summary
+            .as_ref()
+            .expect("analysed")
+            .peak_rss_delta_mib;
+        t.row([
+            u.units.to_string(),
+            u.cell.variant.clone(),
+            u.cell.python.clone(),
+            format!("{} ({}–{})", num(m.median), num(m.min), num(m.max)),
+            num(u.per_unit_kib),
+        ]);
+    }
+    out.table(t);
+}
+
+fn latency_sets(out: &mut Section, s: &ScenarioReport) {
+    let (names, cells) = &s.latency_sets;
+    if cells.is_empty() {
+        return;
+    }
+    let mut head = vec![
+        "variant".to_string(),
+        "setting".into(),
+        "service p50 / p95 / p99 / max ms".into(),
+    ];
+    head.extend(
+        names
+            .iter()
+            .map(|n| format!("{n} p50 / p95 / p99 / max ms")),
+    );
+    let mut t = Table::new(head);
+    for c in cells {
+        let sum = c.summary.as_ref().expect("analysed");
+        let mut row = vec![
+            c.variant.clone(),
+            if c.group.is_empty() {
+                "–".into()
+            } else {
+                c.group.clone()
+            },
+            sum.latency_ms
+                .as_ref()
+                .map(percentiles)
+                .unwrap_or_else(|| "–".into()),
+        ];
+        row.extend(names.iter().map(|n| {
+            sum.latency_sets_ms
+                .get(n)
+                .map(percentiles)
+                .unwrap_or_else(|| "–".into())
+        }));
+        t.row(row);
+    }
+    out.table(t);
+    out.para("*service*: from the moment each request was actually sent. *from_batch*: from the moment the whole batch was asked for, so it includes waiting for a worker or a connection — a p50 that counts queueing as latency.");
+}
+
+fn correctness(out: &mut Section, s: &ScenarioReport) {
+    let text = |v: &serde_json::Value| {
+        v.as_str()
+            .map(String::from)
+            .unwrap_or_else(|| {
+                if v.is_null() {
+                    String::new()
+                } else {
+                    v.to_string()
+                }
+            })
+            .replace('|', "\\|")
+            .replace('\n', " ")
+    };
+    for (c, rows) in &s.correctness {
+        out.para(format!(
+            "Correctness rows ({} on Python {}):",
+            c.variant, c.python
+        ));
+        let mut t = Table::new(["case", "expected", "observed", "matches"]);
+        for r in rows.iter() {
+            t.row([
+                Cell::from(text(&r.case)),
+                text(&r.expected).into(),
+                text(&r.observed).into(),
+                if r.ok {
+                    "yes".into()
+                } else {
+                    Cell::marked("**NO**", Mark::Failed)
+                },
+            ]);
+        }
+        out.table(t);
+    }
+}
+
+/// The section of one scenario.
+pub fn section(s: &ScenarioReport) -> Section {
+    let mut out = Section::new(s.name.clone(), Some(&s.name));
+    if let Some(info) = s.info {
+        if !info.question.is_empty() {
+            out.para(format!("*Question:* {}", info.question));
+        }
+    }
+    if !s.constant_params.is_empty() {
+        out.para(format!(
+            "Parameters: {}",
+            params_text(&s.cells[0].params, &s.constant_params)
+        ));
+    }
+    out.table(main_table(s));
+    if s.latency_kinds.contains("service") {
+        out.para("Latency is per operation, closed loop, from the moment each operation was actually sent (service time), pooled over rounds.");
+    }
+    if s.latency_kinds.contains("open-loop-corrected") {
+        out.para("Open-loop cells (`rate_per_s` > 0): latency is from each request's intended start on a fixed schedule (corrected: waiting behind slow requests included), pooled over rounds; the rate sweep below also gives it from the actual send.");
+    }
+    memory_per_unit(&mut out, s);
+    latency_sets(&mut out, s);
+    correctness(&mut out, s);
+    if let Some(cores) = s.process_tree_cores {
+        out.para(format!("This machine has {cores} cores: a process pool can be at most about {cores}× faster than one process on CPU-bound work."));
+    }
+    out
+}

@@ -1,0 +1,145 @@
+//! The workers' scenario-specific figures (`extra` of a result), typed once at the boundary.
+//!
+//! Every kind the lab reads has a field here: per-operation figures (`ops`), pyperf results
+//! (`benchmarks`), open-loop figures (`achieved_rate_per_s`, `abandoned`), correctness rows
+//! (`rows`) and a batch's own timing (`elapsed_ms`). Anything else a script reports is kept in
+//! [`Extras::other`] and written back unchanged, so a user's scenario can report what it likes.
+//! Which report sections a scenario gets follows from which of these kinds its runs carry
+//! (`analysis`), never from its name. docs/protocol.md documents each kind.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+/// Scenario-specific figures of one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Extras {
+    /// Per-operation figures by operation name (the asyncio runtime study, or any scenario that
+    /// times several operations per run): a per-operation table and chart in the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops: Option<BTreeMap<String, OpFigure>>,
+    /// pyperf's own results by benchmark name (a cross-check of `ops` in its worker processes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmarks: Option<BTreeMap<String, PyperfBenchmark>>,
+    /// Expected-against-observed rows of a correctness study.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<Vec<CorrectnessRow>>,
+    /// The timed batch as the worker measured it, in milliseconds (event-loop comparisons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_ms: Option<f64>,
+    /// Open loop: requests actually sent per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_rate_per_s: Option<f64>,
+    /// Open loop: requests not sent by twice the run's duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandoned: Option<u64>,
+    /// Everything else the worker reported, by key, kept as it came.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
+}
+
+impl Extras {
+    /// The figure under `key` as JSON, typed field or not (for the catalogue's `agree` keys).
+    pub fn value(&self, key: &str) -> Option<Value> {
+        match serde_json::to_value(self).ok()? {
+            Value::Object(mut map) => map.remove(key).filter(|v| !v.is_null()),
+            _ => None,
+        }
+    }
+
+    /// A scalar figure as text (a string without quotes), for method notes.
+    pub fn text(&self, key: &str) -> Option<String> {
+        self.value(key).map(|v| {
+            v.as_str()
+                .map(String::from)
+                .unwrap_or_else(|| v.to_string())
+        })
+    }
+}
+
+/// One operation's figures in one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpFigure {
+    /// Median over the run's repetitions of nanoseconds per operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ns_per_op_median: Option<f64>,
+    /// Standard deviation over the run's repetitions, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ns_per_op_stddev: Option<f64>,
+    /// ns per op divided by the plain call's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio_to_plain_call: Option<f64>,
+    /// Relative change of the fastest value with twice the iterations (a set-up check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doubling_change: Option<f64>,
+    /// False when a set-up check flagged the figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing_ok: Option<bool>,
+    /// Why it was flagged.
+    #[serde(default)]
+    pub flag: Option<String>,
+    /// Other per-operation fields, kept as they came.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
+}
+
+/// pyperf's figures for one benchmark in one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PyperfBenchmark {
+    /// Median, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ns: Option<f64>,
+    /// Mean, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_ns: Option<f64>,
+    /// Standard deviation, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdev_ns: Option<f64>,
+    /// Other fields (loops, values, processes), kept as they came.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
+}
+
+/// One expected-against-observed row of a correctness study.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CorrectnessRow {
+    /// What was checked.
+    #[serde(default)]
+    pub case: Value,
+    /// What should happen.
+    #[serde(default)]
+    pub expected: Value,
+    /// What did.
+    #[serde(default)]
+    pub observed: Value,
+    /// Whether they match.
+    #[serde(default)]
+    pub ok: bool,
+    /// Other fields, kept as they came.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
+}
+
+/// Reads `null` (a run that reported nothing extra) as empty extras.
+pub fn null_as_default<'de, D: Deserializer<'de>>(d: D) -> Result<Extras, D::Error> {
+    Ok(Option::<Extras>::deserialize(d)?.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_and_other_keys_round_trip() {
+        let text = r#"{"ops":{"sleep0":{"ns_per_op_median":51.5,"timing_ok":false,"flag":"x","iterations":7}},"workers":4,"abandoned":2}"#;
+        let e: Extras = serde_json::from_str(text).unwrap();
+        assert_eq!(e.abandoned, Some(2));
+        let op = &e.ops.as_ref().unwrap()["sleep0"];
+        assert_eq!(op.ns_per_op_median, Some(51.5));
+        assert_eq!(op.other["iterations"], Value::from(7));
+        assert_eq!(e.value("workers"), Some(Value::from(4)));
+        let back: Extras = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
+        assert_eq!(back, e);
+    }
+}
