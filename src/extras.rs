@@ -34,6 +34,10 @@ pub struct Extras {
     /// Open loop: requests not sent by twice the run's duration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abandoned: Option<u64>,
+    /// Processes or threads that did the work in parallel (CPU-bound scenarios): the report
+    /// shows the speed-up per worker and the bound the machine's cores set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u64>,
     /// Everything else the worker reported, by key, kept as it came.
     #[serde(flatten)]
     pub other: BTreeMap<String, Value>,

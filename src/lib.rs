@@ -275,7 +275,11 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|s| {
             let (rounds, warmups) = s.plan(args.rounds, args.warmups, args.quick);
-            Plan { rounds, warmups }
+            Plan {
+                rounds,
+                warmups,
+                repeats: runner::interference::DEFAULT_REPEATS,
+            }
         })
         .collect();
     let harness = std::path::absolute(workloads.join("harness.py"))?;
@@ -374,6 +378,10 @@ fn run_matrix(args: &RunArgs) -> anyhow::Result<i32> {
         },
         http_requests: counter,
         cpus: args.cpus.clone(),
+        service_pids: pg.as_ref().map(|p| p.pids()).unwrap_or_default(),
+        limits: runner::interference::Limits {
+            max_foreign_cores: runner::interference::DEFAULT_MAX_FOREIGN_CORES,
+        },
     };
     let json_path = dir.join("results.json");
     eprintln!("asynclab: writing results to {}", dir.display());

@@ -219,10 +219,48 @@ pub struct RunRecord {
     pub latency_sets_ms: BTreeMap<String, Vec<f64>>,
     /// Up to five error messages from the worker.
     pub error_samples: Vec<String>,
+    /// What else used the machine while the run was timed, and whether that spoiled it;
+    /// absent in documents from before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference: Option<Interference>,
     /// Scenario-specific figures reported by the worker, typed where the lab reads them
     /// ([`crate::extras::Extras`]; docs/protocol.md lists them).
     #[serde(default, deserialize_with = "crate::extras::null_as_default")]
     pub extra: crate::extras::Extras,
+}
+
+/// What else used the machine while one run was timed (from `go` to `done`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interference {
+    /// CPU seconds used on the machine (user + system time of every process, from
+    /// /proc/stat) by everything but the worker's process tree, the lab's services and the
+    /// driver itself.
+    pub foreign_cpu_s: f64,
+    /// `foreign_cpu_s` over the run's wall time: cores' worth of foreign work, on average.
+    pub foreign_cores: f64,
+    /// CPU time the hypervisor gave to others while this VM wanted it (steal), seconds.
+    pub steal_s: f64,
+    /// Times the worker's processes were switched out against their will (involuntary
+    /// context switches, summed over its threads).
+    pub involuntary_switches: u64,
+    /// A fixed reference work timed in the driver just before `go`, ms (fastest of three):
+    /// its drift across a run shows a slower machine even when /proc sees nothing.
+    pub probe_before_ms: f64,
+    /// The same reference work just after `done`, ms.
+    pub probe_after_ms: f64,
+    /// Whether the run counts as spoiled (`reason` says why): it is kept, repeated in the
+    /// same round, and left out of the cell's summary and comparisons.
+    pub contaminated: bool,
+    /// Why it is contaminated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl RunRecord {
+    /// Whether the run was measured on a quiet enough machine (or before that was measured).
+    pub fn is_clean(&self) -> bool {
+        !self.interference.as_ref().is_some_and(|i| i.contaminated)
+    }
 }
 
 /// Latency percentiles over all operations of all rounds of a cell.
@@ -252,8 +290,14 @@ pub struct LatencySummary {
 /// Aggregates of a cell over its rounds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CellSummary {
-    /// Number of measured rounds.
+    /// Number of measured rounds (clean runs: contaminated ones are left out).
     pub rounds: usize,
+    /// Runs left out because the machine interfered (each was repeated in its round).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub contaminated_runs: usize,
+    /// Rounds without one clean run: the machine stayed busy through every repeat.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rounds_without_clean_run: usize,
     /// Operations per second of wall time, over rounds.
     pub throughput_per_s: Summary,
     /// Wall time per run in seconds, over rounds.
@@ -349,4 +393,8 @@ pub struct Sweep {
     pub knee_rate_per_s: Option<f64>,
     /// The lowest offered rate that saturated, per second.
     pub saturated_rate_per_s: Option<f64>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

@@ -1,7 +1,7 @@
 //! The decision table's rows: per scenario and setting, the measured winner, its ratio against
 //! the runner-up with a paired interval, and whether the gap beats the run-to-run spread.
 
-use super::verdict::{compare_paired, paired_rounds, Verdict};
+use super::verdict::{busy_machine, compare_paired, paired_rounds, Verdict};
 use crate::results::{Cell, CellStatus, Results, RunRecord};
 use crate::stats;
 use std::collections::BTreeMap;
@@ -17,7 +17,8 @@ pub struct Decision {
     pub python: String,
     /// What was ranked: "throughput /s" or "peak RSS Δ".
     pub metric: &'static str,
-    /// The best variant.
+    /// The best variant by the measured medians (recommended only when the verdict is not
+    /// inconclusive).
     pub winner: String,
     /// The second best variant.
     pub runner_up: String,
@@ -70,7 +71,17 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
         let memory = cells[0].decide_by == "memory";
         // Higher is better for throughput; for memory, rank by the negated delta.
         let score = |c: &Cell| {
-            let m = stats::median(&c.runs.iter().map(metric(memory)).collect::<Vec<_>>());
+            let clean: Vec<f64> = c
+                .runs
+                .iter()
+                .filter(|r| r.is_clean())
+                .map(metric(memory))
+                .collect();
+            let m = if clean.is_empty() {
+                stats::median(&c.runs.iter().map(metric(memory)).collect::<Vec<_>>())
+            } else {
+                stats::median(&clean)
+            };
             if memory {
                 -m
             } else {
@@ -82,11 +93,15 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
         let (w, r) = (ranked[0], ranked[1]);
         let (a, b) = paired_rounds(w, r, metric(memory));
         // Express the ratio as "winner is N× better": throughput w/r, memory r/w.
-        let cmp = if memory {
+        let mut cmp = if memory {
             compare_paired(&b, &a)
         } else {
             compare_paired(&a, &b)
         };
+        // A busy machine decides nothing: the figure is shown, no variant recommended.
+        if let Some(why) = cells.iter().find_map(|c| busy_machine(c)) {
+            cmp.verdict = Verdict::Inconclusive(why);
+        }
         let (wmin, wmax) = (
             a.iter().copied().fold(f64::INFINITY, f64::min),
             a.iter().copied().fold(f64::NEG_INFINITY, f64::max),

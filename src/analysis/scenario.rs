@@ -21,6 +21,23 @@ pub enum VsBaseline {
     Ratio(Comparison),
 }
 
+/// What else used the machine during a cell's runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellInterference {
+    /// Median foreign CPU over the clean runs, in cores.
+    pub foreign_cores_median: f64,
+    /// The most foreign CPU of any run, in cores.
+    pub foreign_cores_max: f64,
+    /// Steal time over every run, seconds.
+    pub steal_s: f64,
+    /// Median involuntary context switches of the worker per run.
+    pub involuntary_switches_median: f64,
+    /// Runs left out as contaminated (each repeated in its round).
+    pub contaminated_runs: usize,
+    /// Why the cell's rounds decide nothing, when the machine stayed busy.
+    pub busy: Option<String>,
+}
+
 /// One cell of a scenario table.
 #[derive(Debug, Clone)]
 pub struct Row<'a> {
@@ -28,6 +45,34 @@ pub struct Row<'a> {
     pub cell: &'a Cell,
     /// Its comparison with the baseline.
     pub vs_baseline: VsBaseline,
+    /// The interference its runs met, when it was measured.
+    pub interference: Option<CellInterference>,
+}
+
+/// The interference of a cell's runs; None for documents from before it was measured.
+pub fn cell_interference(cell: &Cell) -> Option<CellInterference> {
+    let all: Vec<&crate::results::Interference> = cell
+        .runs
+        .iter()
+        .filter_map(|r| r.interference.as_ref())
+        .collect();
+    if all.is_empty() {
+        return None;
+    }
+    let clean: Vec<f64> = all
+        .iter()
+        .filter(|i| !i.contaminated)
+        .map(|i| i.foreign_cores)
+        .collect();
+    let switches: Vec<f64> = all.iter().map(|i| i.involuntary_switches as f64).collect();
+    Some(CellInterference {
+        foreign_cores_median: crate::stats::median(&clean),
+        foreign_cores_max: all.iter().map(|i| i.foreign_cores).fold(0.0, f64::max),
+        steal_s: all.iter().map(|i| i.steal_s).sum(),
+        involuntary_switches_median: crate::stats::median(&switches),
+        contaminated_runs: all.iter().filter(|i| i.contaminated).count(),
+        busy: super::verdict::busy_machine(cell),
+    })
 }
 
 /// Peak memory per unit of a cell with a `units` parameter.
@@ -39,6 +84,21 @@ pub struct UnitMemory<'a> {
     pub units: u64,
     /// Median peak RSS Δ over rounds divided by the units, KiB.
     pub per_unit_kib: f64,
+}
+
+/// CPU cost and parallel efficiency of a cell whose runs report their `workers`.
+#[derive(Debug, Clone)]
+pub struct CpuRow<'a> {
+    /// The cell.
+    pub cell: &'a Cell,
+    /// Workers that ran in parallel.
+    pub workers: u64,
+    /// CPU seconds per operation (job), median over clean runs.
+    pub cpu_s_per_op: f64,
+    /// Median throughput over the baseline's (None for the baseline or without one).
+    pub speedup: Option<f64>,
+    /// `speedup` divided by the workers that could run at once (workers, at most the cores).
+    pub efficiency: Option<f64>,
 }
 
 /// One scenario's analysed cells.
@@ -66,8 +126,12 @@ pub struct ScenarioReport<'a> {
     pub latency_sets: (Vec<String>, Vec<&'a Cell>),
     /// Correctness rows of each cell's last run that reported them.
     pub correctness: Vec<(&'a Cell, &'a [CorrectnessRow])>,
+    /// CPU cost per operation and parallel efficiency, for cells that report `workers`.
+    pub cpu_rows: Vec<CpuRow<'a>>,
     /// The machine's cores, when a variant ran as a process tree (its speed-up is bounded).
     pub process_tree_cores: Option<usize>,
+    /// The machine's cores.
+    pub cores: usize,
 }
 
 /// The baseline cell for `cell`: the baseline variant on the same interpreter, sharing the
@@ -108,7 +172,7 @@ pub fn analyze<'a>(
             .filter(|b| cells.iter().any(|c| &c.variant == b))
             .unwrap_or_else(|| cells[0].variant.clone())
     });
-    let rows = cells
+    let rows: Vec<Row<'a>> = cells
         .iter()
         .map(|&cell| {
             let vs_baseline = match &baseline {
@@ -121,7 +185,11 @@ pub fn analyze<'a>(
                     None => VsBaseline::NoPair,
                 },
             };
-            Row { cell, vs_baseline }
+            Row {
+                cell,
+                vs_baseline,
+                interference: cell_interference(cell),
+            }
         })
         .collect();
     let latency_kinds = cells
@@ -172,8 +240,35 @@ pub fn analyze<'a>(
                         && ["multiprocessing", "processes"].contains(&c.variant.as_str()))
             })
         });
+    let cpu_rows = rows
+        .iter()
+        .filter_map(|row: &Row<'a>| {
+            let c = row.cell;
+            let workers = c.runs.iter().find_map(|r| r.extra.workers)?;
+            let per_op: Vec<f64> = c
+                .runs
+                .iter()
+                .filter(|r| r.is_clean() && r.ops > 0)
+                .map(|r| r.cpu_s / r.ops as f64)
+                .collect();
+            let speedup = match &row.vs_baseline {
+                VsBaseline::Ratio(cmp) => Some(cmp.ratio.ratio),
+                VsBaseline::IsBaseline => Some(1.0),
+                _ => None,
+            };
+            let parallel = workers.min(cores.max(1) as u64).max(1) as f64;
+            Some(CpuRow {
+                cell: c,
+                workers,
+                cpu_s_per_op: crate::stats::median(&per_op),
+                speedup,
+                efficiency: speedup.map(|s| s / parallel),
+            })
+        })
+        .collect();
     ScenarioReport {
         name: name.to_string(),
+        cpu_rows,
         info,
         cells,
         constant_params,
@@ -185,5 +280,6 @@ pub fn analyze<'a>(
         latency_sets: (set_names.into_iter().collect(), with_sets),
         correctness,
         process_tree_cores: process_tree.then_some(cores),
+        cores,
     }
 }

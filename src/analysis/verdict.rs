@@ -41,8 +41,8 @@ pub struct Comparison {
     pub verdict: Verdict,
 }
 
-/// Per-round values of two cells, paired by round index (rounds one of them lacks are left
-/// out).
+/// Per-round values of two cells' clean runs, paired by round index (rounds one of them lacks
+/// a clean run in are left out; contaminated runs never count).
 pub fn paired_rounds(
     a: &Cell,
     b: &Cell,
@@ -50,11 +50,29 @@ pub fn paired_rounds(
 ) -> (Vec<f64>, Vec<f64>) {
     a.runs
         .iter()
+        .filter(|ra| ra.is_clean())
         .filter_map(|ra| {
-            let rb = b.runs.iter().find(|r| r.round == ra.round)?;
+            let rb = b
+                .runs
+                .iter()
+                .find(|r| r.round == ra.round && r.is_clean())?;
             Some((value(ra), value(rb)))
         })
         .unzip()
+}
+
+/// Why a cell's rounds cannot decide anything: some round had no clean run (the machine
+/// stayed busy through every repeat); None when every round has one.
+pub fn busy_machine(cell: &Cell) -> Option<String> {
+    let s = cell.summary.as_ref()?;
+    let rounds: std::collections::BTreeSet<usize> = cell.runs.iter().map(|r| r.round).collect();
+    (s.rounds_without_clean_run > 0).then(|| {
+        format!(
+            "machine busy ({} of {} rounds without a clean run)",
+            s.rounds_without_clean_run,
+            rounds.len()
+        )
+    })
 }
 
 /// Compares per-round values `a` with baseline values `b` of the same rounds.
@@ -80,7 +98,12 @@ pub fn verdict_of(significant: bool, n_a: usize, n_b: usize, alpha: f64) -> Verd
 }
 
 /// Throughput of `cell` against `base`, round by round; None with fewer than two pairs.
+/// Inconclusive when either cell's machine was busy.
 pub fn throughput_vs(cell: &Cell, base: &Cell) -> Option<Comparison> {
     let (a, b) = paired_rounds(cell, base, |r| r.throughput_per_s);
-    (a.len() >= 2).then(|| compare_paired(&a, &b))
+    let mut c = (a.len() >= 2).then(|| compare_paired(&a, &b))?;
+    if let Some(why) = busy_machine(cell).or_else(|| busy_machine(base)) {
+        c.verdict = Verdict::Inconclusive(why);
+    }
+    Some(c)
 }

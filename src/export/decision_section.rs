@@ -1,7 +1,7 @@
 //! The decision table's section: per scenario and setting, the recommended variant, its ratio
 //! against the runner-up, whether the gap beats the spread, and the verdict.
 
-use super::markup::{Cell, Section, Table};
+use super::markup::{Cell, Mark, Section, Table};
 use super::scenario_tables::verdict_mark;
 use crate::analysis::decision::Decision;
 use crate::analysis::verdict::Verdict;
@@ -37,7 +37,13 @@ pub fn section(rows: &[Decision]) -> Option<Section> {
             (if d.group.is_empty() { "–" } else { &d.group }).into(),
             d.python.clone().into(),
             d.metric.into(),
-            d.winner.clone().into(),
+            match &d.verdict {
+                Verdict::Inconclusive(_) => Cell::marked(
+                    format!("none (inconclusive; measured best: {})", d.winner),
+                    Mark::Inconclusive,
+                ),
+                _ => d.winner.clone().into(),
+            },
             d.runner_up.clone().into(),
             Cell::marked(
                 format!(

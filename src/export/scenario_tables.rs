@@ -115,6 +115,27 @@ fn main_row(s: &ScenarioReport, row: &Row, compared: bool) -> Vec<Cell> {
     out
 }
 
+/// The interference cell: foreign CPU of the clean runs (max of all), repeats, busy.
+fn interference_cell(row: &Row) -> Cell {
+    let Some(i) = &row.interference else {
+        return "–".into();
+    };
+    let mut text = format!(
+        "{:.2} ({:.2}) cores",
+        i.foreign_cores_median, i.foreign_cores_max
+    );
+    if i.steal_s > 0.0 {
+        text.push_str(&format!(", steal {:.2} s", i.steal_s));
+    }
+    if i.contaminated_runs > 0 {
+        text.push_str(&format!(", {} run(s) repeated", i.contaminated_runs));
+    }
+    match &i.busy {
+        Some(why) => Cell::marked(format!("{text}; inconclusive: {why}"), Mark::Inconclusive),
+        None => text.into(),
+    }
+}
+
 fn main_table(s: &ScenarioReport) -> Table {
     let mut head: Vec<String> = [
         "variant",
@@ -138,9 +159,17 @@ fn main_table(s: &ScenarioReport) -> Table {
         ]
         .map(String::from),
     );
+    let measured = s.rows.iter().any(|r| r.interference.is_some());
+    if measured {
+        head.push("foreign CPU, median (max)".into());
+    }
     let mut t = Table::new(head);
     for row in &s.rows {
-        t.rows.push(main_row(s, row, s.baseline.is_some()));
+        let mut cells = main_row(s, row, s.baseline.is_some());
+        if measured {
+            cells.push(interference_cell(row));
+        }
+        t.rows.push(cells);
     }
     t
 }
@@ -253,6 +282,39 @@ fn correctness(out: &mut Section, s: &ScenarioReport) {
     }
 }
 
+fn cpu_table(out: &mut Section, s: &ScenarioReport) {
+    if s.cpu_rows.is_empty() {
+        return;
+    }
+    let base = s.baseline.as_deref().unwrap_or("the baseline");
+    let mut t = Table::new([
+        "variant".to_string(),
+        "python".into(),
+        "params".into(),
+        "workers".into(),
+        "CPU s per op".into(),
+        format!("speed-up vs {base}"),
+        "parallel efficiency".into(),
+    ]);
+    for r in &s.cpu_rows {
+        t.row([
+            r.cell.variant.clone(),
+            r.cell.python.clone(),
+            params_text(&r.cell.params, &s.varying_params),
+            r.workers.to_string(),
+            num(r.cpu_s_per_op),
+            r.speedup
+                .map(|x| format!("{}×", num(x)))
+                .unwrap_or_else(|| "–".into()),
+            r.efficiency
+                .map(|x| format!("{:.0}%", x * 100.0))
+                .unwrap_or_else(|| "–".into()),
+        ]);
+    }
+    out.para(format!("CPU cost and parallel efficiency: *CPU s per op* is the worker tree's CPU time per operation (median over clean runs); *parallel efficiency* is the speed-up over {base} divided by the workers that can run at once (the workers, at most this machine's {} cores). Pure-Python work holds the GIL, so threads and asyncio cannot beat 1×; processes cannot beat the cores.", s.cores));
+    out.table(t);
+}
+
 /// The section of one scenario.
 pub fn section(s: &ScenarioReport) -> Section {
     let mut out = Section::new(s.name.clone(), Some(&s.name));
@@ -268,12 +330,16 @@ pub fn section(s: &ScenarioReport) -> Section {
         ));
     }
     out.table(main_table(s));
+    if s.rows.iter().any(|r| r.interference.is_some()) {
+        out.para("*Foreign CPU*: CPU time used on the machine by other programs (not the worker, the lab's services or the driver) while a run was timed, in cores' worth; median over the clean runs (max over all). A run over the limit is *contaminated*: kept in results.json, repeated in its round and left out of the numbers; a cell with a round that never ran clean is *inconclusive* and decides nothing.");
+    }
     if s.latency_kinds.contains("service") {
         out.para("Latency is per operation, closed loop, from the moment each operation was actually sent (service time), pooled over rounds.");
     }
     if s.latency_kinds.contains("open-loop-corrected") {
         out.para("Open-loop cells (`rate_per_s` > 0): latency is from each request's intended start on a fixed schedule (corrected: waiting behind slow requests included), pooled over rounds; the rate sweep below also gives it from the actual send.");
     }
+    cpu_table(&mut out, s);
     memory_per_unit(&mut out, s);
     latency_sets(&mut out, s);
     correctness(&mut out, s);

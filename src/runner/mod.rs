@@ -1,7 +1,9 @@
-//! Measuring cells: the matrix, the interleaving scheduler, the executor and the /proc sampler.
+//! Measuring cells: the matrix, the interleaving scheduler, the executor, the /proc sampler and
+//! the interference each run met.
 
 pub mod checks;
 pub mod executor;
+pub mod interference;
 pub mod matrix;
 pub mod process;
 pub mod sampler;

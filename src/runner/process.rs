@@ -58,6 +58,11 @@ pub struct ProcessExecutor {
     /// CPUs every worker (and its children) is pinned to with `sched_setaffinity` before exec
     /// (`--cpus`); empty: not pinned.
     pub cpus: Vec<usize>,
+    /// Root pids of the services that run as processes (PostgreSQL's): their CPU time is the
+    /// lab's own, not interference.
+    pub service_pids: Vec<i32>,
+    /// When a run counts as contaminated by other programs.
+    pub limits: super::interference::Limits,
 }
 
 /// A spawned worker that is killed (its whole process group) if dropped while running.
@@ -340,6 +345,7 @@ impl Executor for ProcessExecutor {
         let baseline_rss_kib = sampler::tree_rss_kib(pid);
         let baseline_pss_kib = sampler::tree_pss_kib(pid);
         let processes_at_ready = sampler::tree(pid).len();
+        let window = super::interference::Window::open(pid, &self.service_pids);
         let cpu_before = sampler::tree_cpu_s(pid);
         let requests_before = self.http_requests.as_ref().map(|f| f());
         let sampler = sampler::PeakSampler::start(pid);
@@ -360,6 +366,13 @@ impl Executor for ProcessExecutor {
         let done = w.wait_for("done", cell.timeout, cell);
         let wall_s = go.elapsed().as_secs_f64();
         let cpu_after = sampler::tree_cpu_s(pid);
+        let interference = window.close(
+            pid,
+            &self.service_pids,
+            cpu_after - cpu_before,
+            wall_s,
+            self.limits,
+        );
         let root_hwm = sampler::hwm_kib(pid).unwrap_or(0);
         let sampled_peak = sampler.finish();
         done?;
@@ -455,6 +468,7 @@ impl Executor for ProcessExecutor {
                         .collect()
                 })
                 .unwrap_or_default(),
+            interference: Some(interference),
             extra,
         })
     }

@@ -9,7 +9,8 @@ use std::time::Duration;
 /// missed in child processes; the root process's own peak is exact (VmHWM).
 pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(20);
 
-fn clk_tck() -> f64 {
+/// Clock ticks per second of /proc's counters.
+pub fn clk_tck() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if t > 0 {
@@ -105,6 +106,11 @@ fn cpu_s(pid: i32, with_reaped: bool) -> f64 {
         ticks += get(16) + get(17);
     }
     ticks / clk_tck()
+}
+
+/// utime + stime of one process (all its threads), without reaped children, in seconds.
+pub fn process_cpu_s(pid: i32) -> f64 {
+    cpu_s(pid, false)
 }
 
 /// CPU seconds used by the tree: live processes plus children they already reaped.

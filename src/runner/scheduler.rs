@@ -13,6 +13,8 @@ pub struct Plan {
     pub rounds: usize,
     /// Warm-up runs per cell, discarded.
     pub warmups: usize,
+    /// How many times a contaminated run (the machine interfered) is repeated in its round.
+    pub repeats: usize,
 }
 
 /// A new, empty results cell for a spec.
@@ -72,7 +74,29 @@ pub fn run_interleaved(
                 format!("round {}/{}", round + 1, plan.rounds)
             };
             progress(&format!("{label}: {}", specs[i].id));
-            match exec.execute(&specs[i], (!warm).then_some(round)) {
+            let mut attempt = 0;
+            let outcome = loop {
+                let outcome = exec.execute(&specs[i], (!warm).then_some(round));
+                let spoiled = match &outcome {
+                    Ok(r) if !warm => r.interference.as_ref().and_then(|x| x.reason.clone()),
+                    _ => None,
+                };
+                match spoiled {
+                    Some(why) if attempt < plan.repeats => {
+                        attempt += 1;
+                        progress(&format!(
+                            "{label}: {} repeated ({attempt}/{}): {why}",
+                            specs[i].id, plan.repeats
+                        ));
+                        if let Ok(r) = outcome {
+                            cells[i].runs.push(r);
+                        }
+                        save(cells)?;
+                    }
+                    _ => break outcome,
+                }
+            };
+            match outcome {
                 Ok(record) => {
                     if !warm {
                         cells[i].runs.push(record);
@@ -128,6 +152,20 @@ mod tests {
         fail: Option<&'static str>,
     }
 
+    /// Interference of a run: contaminated or not.
+    fn interference(contaminated: bool) -> crate::results::Interference {
+        crate::results::Interference {
+            foreign_cpu_s: if contaminated { 0.9 } else { 0.0 },
+            foreign_cores: if contaminated { 0.9 } else { 0.0 },
+            steal_s: 0.0,
+            involuntary_switches: 0,
+            probe_before_ms: 5.0,
+            probe_after_ms: 5.0,
+            contaminated,
+            reason: contaminated.then(|| "busy".to_string()),
+        }
+    }
+
     impl Executor for MockExecutor {
         fn execute(
             &mut self,
@@ -160,6 +198,21 @@ mod tests {
                 latencies_ms: vec![1.0, 2.0, 3.0],
                 latency_sets_ms: Default::default(),
                 error_samples: vec![],
+                // Variant "busy1": the first measured try of each round is contaminated;
+                // "busy": every try is.
+                interference: Some(interference(match cell.variant.as_str() {
+                    "busy" => round.is_some(),
+                    "busy1" => {
+                        round.is_some()
+                            && self
+                                .calls
+                                .iter()
+                                .filter(|c| c.0 == "busy1" && c.1 == round)
+                                .count()
+                                == 1
+                    }
+                    _ => false,
+                })),
                 extra: Default::default(),
             })
         }
@@ -194,6 +247,7 @@ mod tests {
             Plan {
                 rounds: 3,
                 warmups: 1,
+                repeats: 2,
             },
             &mut exec,
             &mut cells,
@@ -249,6 +303,7 @@ mod tests {
         let plan = Plan {
             rounds: 3,
             warmups: 1,
+            repeats: 2,
         };
         run_interleaved(
             &specs,
@@ -271,5 +326,42 @@ mod tests {
         );
         assert_eq!(cells[0].status, CellStatus::Ok);
         assert_eq!(cells[0].runs.len(), 3);
+    }
+
+    #[test]
+    fn contaminated_runs_are_kept_repeated_and_left_out() {
+        let specs: Vec<CellSpec> = ["a", "busy1", "busy"].iter().map(|v| spec(v)).collect();
+        let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
+        let mut exec = MockExecutor {
+            calls: vec![],
+            fail: None,
+        };
+        let plan = Plan {
+            rounds: 3,
+            warmups: 1,
+            repeats: 2,
+        };
+        run_interleaved(
+            &specs,
+            plan,
+            &mut exec,
+            &mut cells,
+            &mut |_| Ok(()),
+            &mut |_| {},
+        )
+        .unwrap();
+        // a: clean, 3 runs. busy1: each round once contaminated, repeated once: 6 runs, 3 clean.
+        assert_eq!(cells[0].runs.len(), 3);
+        assert_eq!(cells[1].runs.len(), 6);
+        let s1 = cells[1].summary.as_ref().unwrap();
+        assert_eq!(
+            (s1.rounds, s1.contaminated_runs, s1.rounds_without_clean_run),
+            (3, 3, 0)
+        );
+        // busy: 1 + 2 repeats per round, none clean; the figure is still summarized.
+        assert_eq!(cells[2].runs.len(), 9);
+        let s2 = cells[2].summary.as_ref().unwrap();
+        assert_eq!((s2.contaminated_runs, s2.rounds_without_clean_run), (9, 3));
+        assert_eq!(cells[2].status, CellStatus::Ok);
     }
 }

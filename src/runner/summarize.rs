@@ -44,7 +44,19 @@ fn latency_with_rounds(kind: &str, per_round: &[&[f64]]) -> Option<LatencySummar
     Some(s)
 }
 
-pub fn summarize_cell(spec: &CellSpec, runs: &[RunRecord]) -> (CellSummary, Vec<String>) {
+///
+/// Contaminated runs (the machine interfered) are left out; when no run is clean, all are
+/// summarized so the figure is still shown, and the analysis calls the cell inconclusive.
+pub fn summarize_cell(spec: &CellSpec, all: &[RunRecord]) -> (CellSummary, Vec<String>) {
+    let clean: Vec<RunRecord> = all.iter().filter(|r| r.is_clean()).cloned().collect();
+    let runs: &[RunRecord] = if clean.is_empty() { all } else { &clean };
+    let rounds_of = |rs: &mut dyn Iterator<Item = &RunRecord>| {
+        rs.map(|r| r.round)
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let rounds_without_clean_run = rounds_of(&mut all.iter())
+        .difference(&rounds_of(&mut clean.iter()))
+        .count();
     let col = |f: fn(&RunRecord) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
     let throughput = col(|r| r.throughput_per_s);
     let pooled: Vec<f64> = runs
@@ -99,6 +111,8 @@ pub fn summarize_cell(spec: &CellSpec, runs: &[RunRecord]) -> (CellSummary, Vec<
     }
     let summary = CellSummary {
         rounds: runs.len(),
+        contaminated_runs: all.len() - clean.len(),
+        rounds_without_clean_run,
         throughput_per_s: stats::summarize(&throughput),
         wall_s: stats::summarize(&col(|r| r.wall_s)),
         cpu_s: stats::summarize(&col(|r| r.cpu_s)),

@@ -1,0 +1,217 @@
+//! What else used the machine while a run was timed: CPU time of every process that is not
+//! the worker's tree, the lab's services or the driver (from /proc/stat and the pids the lab
+//! knows), steal time, the worker's involuntary context switches, and a machine-speed probe
+//! around the run. A run over the limits is contaminated: kept, repeated, left out of the
+//! numbers.
+//!
+//! /proc/stat counts in clock ticks (10 ms), per-process times too, so a run's foreign CPU is
+//! only called interference above [`FOREIGN_FLOOR_S`] whatever its share of the run. sysinfo
+//! reports the same counters as percentages since its last refresh, without steal or
+//! per-process involuntary switches, so /proc is read directly here.
+
+use std::time::Instant;
+
+use super::sampler;
+use crate::results::Interference;
+
+/// Foreign CPU below this many seconds is within the counters' resolution (a few ticks) and
+/// never makes a run contaminated.
+pub const FOREIGN_FLOOR_S: f64 = 0.05;
+/// Default for `Limits::max_foreign_cores`: see the README's "Interference" section for the
+/// measurements it was chosen from.
+pub const DEFAULT_MAX_FOREIGN_CORES: f64 = 0.10;
+/// How many times a contaminated run is repeated in its round by default.
+pub const DEFAULT_REPEATS: usize = 3;
+/// Iterations of the probe's reference work (about 5 ms on a 2020s core).
+const PROBE_ITERATIONS: u64 = 3_000_000;
+
+/// When a run counts as contaminated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// Most foreign work allowed, in cores' worth over the run (`foreign_cores`); the same
+    /// bound applies to steal time.
+    pub max_foreign_cores: f64,
+}
+
+/// One reading of the machine-wide counters, in clock ticks.
+#[derive(Debug, Clone, Copy, Default)]
+struct SystemTicks {
+    /// user + nice + system over every CPU: the processes' own time (interrupt time is left
+    /// out: much of it is the worker's own network traffic).
+    busy: u64,
+    /// Time the hypervisor ran something else while a CPU wanted to run (steal).
+    steal: u64,
+}
+
+fn system_ticks() -> SystemTicks {
+    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let Some(line) = text.lines().find(|l| l.starts_with("cpu ")) else {
+        return SystemTicks::default();
+    };
+    let f: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|v| v.parse().unwrap_or(0))
+        .collect();
+    let get = |i: usize| f.get(i).copied().unwrap_or(0);
+    // user nice system idle iowait irq softirq steal guest guest_nice (guest is in user).
+    SystemTicks {
+        busy: get(0) + get(1) + get(2),
+        steal: get(7),
+    }
+}
+
+/// Involuntary context switches of every thread of every process of the tree.
+fn involuntary_switches(root: i32) -> u64 {
+    let mut total = 0;
+    for pid in sampler::tree(root) {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let text = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+            total += text
+                .lines()
+                .find_map(|l| l.strip_prefix("nonvoluntary_ctxt_switches:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    total
+}
+
+/// The fixed reference work, timed: the fastest of three, in ms.
+pub fn probe_ms() -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..PROBE_ITERATIONS {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+        }
+        std::hint::black_box(x);
+        best = best.min(start.elapsed().as_secs_f64() * 1000.0);
+    }
+    best
+}
+
+/// CPU seconds of the lab's own processes: the driver (its services run as its threads) and
+/// the trees of the services that run as processes.
+fn lab_cpu_s(services: &[i32]) -> f64 {
+    let driver = sampler::process_cpu_s(std::process::id() as i32);
+    driver
+        + services
+            .iter()
+            .map(|p| sampler::tree_cpu_s(*p))
+            .sum::<f64>()
+}
+
+/// The counters at `go`, to be compared with those at `done`.
+#[derive(Debug, Clone)]
+pub struct Window {
+    system: SystemTicks,
+    lab_cpu_s: f64,
+    switches: u64,
+    probe_before_ms: f64,
+}
+
+impl Window {
+    /// Runs the probe, then reads the counters; call right before `go`.
+    pub fn open(worker: i32, services: &[i32]) -> Window {
+        let probe_before_ms = probe_ms();
+        Window {
+            system: system_ticks(),
+            lab_cpu_s: lab_cpu_s(services),
+            switches: involuntary_switches(worker),
+            probe_before_ms,
+        }
+    }
+
+    /// Reads the counters, then runs the probe; call right after `done` with the worker
+    /// tree's CPU seconds and the wall time between `go` and `done`.
+    pub fn close(
+        self,
+        worker: i32,
+        services: &[i32],
+        worker_cpu_s: f64,
+        wall_s: f64,
+        limits: Limits,
+    ) -> Interference {
+        let system = system_ticks();
+        let lab = lab_cpu_s(services) - self.lab_cpu_s;
+        let switches = involuntary_switches(worker).saturating_sub(self.switches);
+        let probe_after_ms = probe_ms();
+        let tick = sampler::clk_tck();
+        let busy_s = system.busy.saturating_sub(self.system.busy) as f64 / tick;
+        let steal_s = system.steal.saturating_sub(self.system.steal) as f64 / tick;
+        let foreign_cpu_s = (busy_s - worker_cpu_s - lab).max(0.0);
+        let wall = wall_s.max(1e-9);
+        let foreign_cores = foreign_cpu_s / wall;
+        let reason = if foreign_cpu_s > FOREIGN_FLOOR_S && foreign_cores > limits.max_foreign_cores
+        {
+            Some(format!(
+                "other programs used {foreign_cpu_s:.2} CPU s ({foreign_cores:.2} cores) during the run, over the limit of {} cores",
+                limits.max_foreign_cores
+            ))
+        } else if steal_s > FOREIGN_FLOOR_S && steal_s / wall > limits.max_foreign_cores {
+            Some(format!(
+                "the hypervisor took {steal_s:.2} s of CPU (steal) during the run, over the limit of {} cores",
+                limits.max_foreign_cores
+            ))
+        } else {
+            None
+        };
+        Interference {
+            foreign_cpu_s,
+            foreign_cores,
+            steal_s,
+            involuntary_switches: switches,
+            probe_before_ms: self.probe_before_ms,
+            probe_after_ms,
+            contaminated: reason.is_some(),
+            reason,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_loop_beside_the_worker_is_foreign() {
+        let me = std::process::id() as i32;
+        let limits = Limits {
+            max_foreign_cores: 0.1,
+        };
+        // The "worker" is a sleeping child; a busy child that is neither worker nor service
+        // is someone else's load.
+        let mut worker = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let mut busy = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        let w = Window::open(worker.id() as i32, &[]);
+        let start = Instant::now();
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        let i = w.close(
+            worker.id() as i32,
+            &[],
+            0.0,
+            start.elapsed().as_secs_f64(),
+            limits,
+        );
+        busy.kill().unwrap();
+        worker.kill().unwrap();
+        let _ = (busy.wait(), worker.wait());
+        assert!(i.foreign_cores > 0.5, "a whole busy core is foreign: {i:?}");
+        assert!(i.contaminated && i.reason.is_some(), "{i:?}");
+        assert!(i.probe_before_ms > 0.0 && i.probe_after_ms > 0.0);
+        let _ = me;
+    }
+}
