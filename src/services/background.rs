@@ -3,8 +3,8 @@
 //!
 //! Like mini-redis, a server is an `async fn` taking an already-bound [`TcpListener`] and a
 //! shutdown future; [`BackgroundServer::start`] binds (port 0 for any free port), hands both to
-//! it and returns once the port is ready. The helpers both servers bind and accept with are here
-//! too.
+//! it and returns once the port is ready. The accept loop both servers share is here too
+//! ([`accept_until`]), with its backoff on resource errors.
 
 use std::future::Future;
 use std::io;
@@ -14,8 +14,9 @@ use std::task::{Context, Poll};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use tokio::net::{TcpListener, TcpSocket};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::oneshot;
+use tokio::task::JoinSet;
 
 /// Worker threads of the runtime a background server runs on.
 pub const WORKER_THREADS: usize = 2;
@@ -25,7 +26,7 @@ pub const WORKER_THREADS: usize = 2;
 const LISTEN_BACKLOG: u32 = 4096;
 
 /// First backoff after a failed `accept`.
-pub(crate) const ACCEPT_BACKOFF: Duration = Duration::from_millis(1);
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(1);
 
 /// The shutdown future a [`BackgroundServer`] hands its server: resolves when the guard drops.
 #[derive(Debug)]
@@ -111,9 +112,53 @@ impl Drop for BackgroundServer {
     }
 }
 
+/// Accepts connections on `listener` until `shutdown` completes, spawning `connection(stream)`
+/// into `conns` for each and reaping finished ones as it goes; then closes the listener (new
+/// connections are refused) and returns, leaving the open connections in `conns` to the caller.
+///
+/// Errors from `accept` go through [`accept_error_backoff`] (`what` names the server there); an
+/// error is returned only once it gives up.
+pub(crate) async fn accept_until<C, F>(
+    what: &str,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+    conns: &mut JoinSet<()>,
+    mut connection: C,
+) -> io::Result<()>
+where
+    C: FnMut(TcpStream) -> F,
+    F: Future<Output = ()> + Send + 'static,
+{
+    let mut backoff = ACCEPT_BACKOFF;
+    let mut result = Ok(());
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            biased;
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => {
+                    backoff = ACCEPT_BACKOFF;
+                    conns.spawn(connection(stream));
+                }
+                Err(err) => {
+                    if let Err(err) = accept_error_backoff(what, err, &mut backoff).await {
+                        result = Err(err);
+                        break;
+                    }
+                }
+            },
+            // Reap finished connection tasks so the set does not grow with every connection.
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+    drop(listener);
+    result
+}
+
 /// Handles an `accept` error: retries quietly after a reset/abort, backs off (and says so on
 /// stderr) on resource errors such as `EMFILE`, and gives up once the backoff passes ~1 s.
-pub(crate) async fn accept_error_backoff(
+async fn accept_error_backoff(
     what: &str,
     err: io::Error,
     backoff: &mut Duration,
