@@ -8,11 +8,8 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("Error: {e:#}");
-            let code = if asynclab::interrupt::interrupted() {
-                130
-            } else {
-                2
-            };
+            // Stopped by a signal: the shell's 128 + N (130 for Ctrl-C, 143 for SIGTERM).
+            let code = asynclab::interrupt::received().map_or(2, |s| s.exit_code());
             std::process::exit(code);
         }
     }

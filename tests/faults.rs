@@ -1,5 +1,6 @@
 //! A workload that crashes, aborts, hangs or fails in setup marks its cell failed with the
 //! tail of its stderr; the matrix goes on, nothing measured is lost, nothing is left running.
+//! SIGINT and SIGTERM stop a run the same way, each reported by name with its own exit code.
 
 mod common;
 
@@ -93,8 +94,14 @@ fn failing_workloads_mark_their_cells_and_the_matrix_goes_on() {
     assert!(summary.contains("hang (failed)"), "{summary}");
 }
 
-#[test]
-fn ctrl_c_stops_workers_keeps_results_and_exits_130() {
+/// Starts a run of the `sleepy` scenario, sends `signal` once its worker runs, and returns the
+/// driver's exit code and stderr after checking that it stopped in time, killed its worker and
+/// kept the results.
+///
+/// The worker is found by its script's name, so these runs take turns (one lock).
+fn interrupt_a_run(signal: i32, name: &str) -> (Option<i32>, String) {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     let exe = assert_cmd::cargo::cargo_bin("asynclab");
@@ -116,7 +123,7 @@ fn ctrl_c_stops_workers_keeps_results_and_exits_130() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the worker is running, then send SIGINT as a terminal would.
+    // Wait until the worker is running, then send the signal (as a terminal or `kill` would).
     let deadline = Instant::now() + Duration::from_secs(60);
     while processes_with("sleepy.py").is_empty() {
         assert!(Instant::now() < deadline, "worker never started");
@@ -126,7 +133,7 @@ fn ctrl_c_stops_workers_keeps_results_and_exits_130() {
     let sent = Instant::now();
     // SAFETY: signalling the child we spawned.
     unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(child.id() as i32, signal);
     }
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -134,16 +141,33 @@ fn ctrl_c_stops_workers_keeps_results_and_exits_130() {
         }
         assert!(
             sent.elapsed() < Duration::from_secs(10),
-            "driver did not stop after Ctrl-C"
+            "driver did not stop after {name}"
         );
         std::thread::sleep(Duration::from_millis(20));
     };
     let mut stderr = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-    assert_eq!(status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
     assert!(processes_with("sleepy.py").is_empty(), "worker killed");
     assert!(dir.join("results.json").is_file(), "results kept");
+    (status.code(), stderr)
+}
+
+#[test]
+fn ctrl_c_stops_workers_keeps_results_and_exits_130() {
+    let (code, stderr) = interrupt_a_run(libc::SIGINT, "Ctrl-C");
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted by SIGINT (Ctrl-C)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn sigterm_stops_workers_keeps_results_and_exits_143() {
+    let (code, stderr) = interrupt_a_run(libc::SIGTERM, "SIGTERM");
+    assert_eq!(code, Some(143), "{stderr}");
+    assert!(stderr.contains("interrupted by SIGTERM:"), "{stderr}");
+    assert!(!stderr.contains("Ctrl-C"), "{stderr}");
 }
 
 #[test]

@@ -1,12 +1,17 @@
 //! Integration tests of the PostgreSQL fixture: a real local cluster, seeding, teardown, errors.
 //!
 //! Each test starts its own cluster (own temp dir, own free port), so they run in parallel.
+//! One test also kills a helper copy of this binary with SIGKILL, to leave a cluster dir behind.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use asynclab::services::postgres::orphans::{Owner, DIR_PREFIX, OWNER_FILE};
 use asynclab::services::postgres::seed::{AUTHORS_ROWS, BOOKS_PER_AUTHOR, BOOKS_ROWS, ITEMS_ROWS};
-use asynclab::services::postgres::{seed, server_settings, PgBackend, Postgres, SeedOutcome};
+use asynclab::services::postgres::{
+    seed, server_settings, LocalCluster, PgBackend, Postgres, SeedOutcome,
+};
 
 /// Runs `sql` (a single-row query of i64 columns) against `url`.
 fn query_i64s(url: &str, sql: &str) -> Vec<i64> {
@@ -196,4 +201,136 @@ fn external_without_database_url_names_it() {
         "{msg}"
     );
     assert!(!msg.contains('\n'), "{msg}");
+}
+
+/// Env var that makes [`helper_owns_a_cluster_until_killed`] run (it is `#[ignore]`d otherwise).
+const HELPER_ENV: &str = "ASYNCLAB_TEST_CLUSTER_HELPER";
+
+/// Not a test: the child [`orphaned_cluster_dirs_are_removed_by_the_next_start`] kills. Starts a
+/// cluster, prints its directory and waits to be killed with SIGKILL (so no Drop guard runs).
+#[test]
+#[ignore = "a helper process for orphaned_cluster_dirs_are_removed_by_the_next_start"]
+fn helper_owns_a_cluster_until_killed() {
+    if std::env::var_os(HELPER_ENV).is_none() {
+        return;
+    }
+    let cluster = LocalCluster::start().expect("helper's cluster");
+    println!("cluster-dir {}", cluster.dir().display());
+    std::io::Write::flush(&mut std::io::stdout()).unwrap();
+    // Never outlive the test that spawned us by long, even if it forgets to kill us.
+    std::thread::sleep(Duration::from_secs(120));
+}
+
+/// Starts [`helper_owns_a_cluster_until_killed`] in a child process and returns it with the
+/// directory of its cluster.
+fn spawn_cluster_owner() -> (std::process::Child, PathBuf) {
+    use std::io::BufRead;
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "helper_owns_a_cluster_until_killed",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(HELPER_ENV, "1")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    for line in stdout.lines() {
+        // libtest may have written "test NAME ... " before it on the same line.
+        let line = line.unwrap();
+        if let Some((_, dir)) = line.split_once("cluster-dir ") {
+            return (child, PathBuf::from(dir));
+        }
+    }
+    panic!(
+        "the helper exited without starting a cluster: {:?}",
+        child.wait()
+    );
+}
+
+#[test]
+fn orphaned_cluster_dirs_are_removed_by_the_next_start() {
+    // A cluster whose owner (this test process) stays alive throughout.
+    let live = LocalCluster::start().expect("live cluster");
+    let live_pid = live.pid().unwrap() as i32;
+
+    // A driver killed with SIGKILL: its postgres dies with it, its directory stays.
+    let (mut owner, orphan) = spawn_cluster_owner();
+    // SAFETY: signalling the child we spawned.
+    unsafe {
+        libc::kill(owner.id() as i32, libc::SIGKILL);
+    }
+    owner.wait().unwrap();
+    assert!(
+        orphan.join("data").is_dir(),
+        "{} left behind",
+        orphan.display()
+    );
+    let dead_owner = Owner::read_from(&orphan).expect("the orphan names its owner");
+    assert_eq!(dead_owner.pid, owner.id() as i32);
+    assert!(!dead_owner.is_alive());
+
+    // An orphan with a "postgres" still running from it (a stand-in: it only has to be named in
+    // postmaster.pid and run in data/), and one whose owner's pid is alive but reused.
+    let parent = orphan.parent().unwrap();
+    let running = tempfile::Builder::new()
+        .prefix(DIR_PREFIX)
+        .tempdir_in(parent)
+        .unwrap()
+        .keep();
+    std::fs::create_dir(running.join("data")).unwrap();
+    let mut stand_in = Command::new("sleep")
+        .arg("120")
+        .current_dir(running.join("data"))
+        .spawn()
+        .unwrap();
+    std::fs::write(
+        running.join("data/postmaster.pid"),
+        format!("{}\n{}\n", stand_in.id(), running.join("data").display()),
+    )
+    .unwrap();
+    dead_owner.write_to(&running).unwrap();
+    let reused = tempfile::Builder::new()
+        .prefix(DIR_PREFIX)
+        .tempdir_in(parent)
+        .unwrap()
+        .keep();
+    let me = Owner::current().unwrap();
+    Owner {
+        start_time: me.start_time + 1,
+        ..me
+    }
+    .write_to(&reused)
+    .unwrap();
+
+    // The next start removes all three and leaves the live cluster alone.
+    let next = LocalCluster::start().expect("next cluster");
+    let status = stand_in.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGINT),
+        "the stand-in postgres is stopped with SIGINT (fast shutdown)"
+    );
+    for dir in [&orphan, &running, &reused] {
+        assert!(!dir.exists(), "{} still there", dir.display());
+    }
+    assert!(live.dir().join("data").is_dir());
+    assert!(Path::new(&format!("/proc/{live_pid}")).exists());
+    assert_eq!(query_i64s(&url_of(&live), "SELECT 1::bigint"), vec![1]);
+    assert!(next.dir().join(OWNER_FILE).is_file());
+    assert_eq!(
+        Owner::read_from(next.dir()),
+        Some(Owner::current().unwrap())
+    );
+}
+
+/// A cluster's URL to the `postgres` database (`asynclab` exists only once seeded).
+fn url_of(cluster: &LocalCluster) -> String {
+    format!(
+        "postgresql://asynclab@127.0.0.1:{}/postgres",
+        cluster.port()
+    )
 }
