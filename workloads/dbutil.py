@@ -1,9 +1,7 @@
-"""Shared helpers of the PostgreSQL workloads: URL forms, the point select, counters and pools."""
+"""Shared helpers of the PostgreSQL workloads: URL forms, the point select, connections, pools."""
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -26,7 +24,7 @@ def item_value(id_: int) -> int:
 
 @dataclass(frozen=True)
 class DbUrls:
-    """One `database_url` fixture in the form each client library wants."""
+    """One `database_url` service address in the form each client library wants."""
 
     libpq: str  # psycopg2, psycopg 3 (libpq connection URI)
     asyncpg: str  # asyncpg.connect / create_pool DSN
@@ -51,37 +49,6 @@ def urls(database_url: str) -> DbUrls:
         sqlalchemy_sync=with_scheme("postgresql+psycopg2"),
         sqlalchemy_async=with_scheme("postgresql+asyncpg"),
     )
-
-
-class Counter:
-    """Hands out indices 0..total-1 once each: the shared counter that workers pull from."""
-
-    def __init__(self, total: int) -> None:
-        self.total, self.next = total, 0
-        self._lock = threading.Lock()  # needed by threads (and free-threaded builds); cheap
-
-    def take(self) -> int | None:
-        with self._lock:
-            index = self.next
-            if index >= self.total:
-                return None
-            self.next = index + 1
-            return index
-
-
-def shares(total: int, parts: int) -> list[int]:
-    """`total` split into `parts` near-equal non-negative integers (larger ones first)."""
-    base, rest = divmod(total, parts)
-    return [base + (1 if k < rest else 0) for k in range(parts)]
-
-
-def started_executor(workers: int) -> ThreadPoolExecutor:
-    """A ThreadPoolExecutor whose `workers` threads all exist now (not on first use, timed)."""
-    pool = ThreadPoolExecutor(max_workers=workers)
-    barrier = threading.Barrier(workers)
-    for f in [pool.submit(barrier.wait, 30) for _ in range(workers)]:
-        f.result()
-    return pool
 
 
 def psycopg2_connections(dsn: str, n: int) -> list:

@@ -36,47 +36,34 @@ def expected_book_ids(author_id: int) -> list[int]:
     return [author_id + AUTHORS * k for k in range(BOOKS_PER_AUTHOR)]
 
 
+def mapped_tables(books_lazy: str):
+    """Author and Book mapped on a registry of their own, `Author.books` loading `books_lazy`."""
+
+    class Base(AsyncAttrs, DeclarativeBase):
+        pass
+
+    class Author(Base):
+        __tablename__ = "authors"
+        __table_args__ = {"schema": "asynclab"}
+        id: Mapped[int] = mapped_column(primary_key=True)
+        name: Mapped[str]
+        books: Mapped[list[Book]] = relationship(back_populates="author", lazy=books_lazy)
+
+    class Book(Base):
+        __tablename__ = "books"
+        __table_args__ = {"schema": "asynclab"}
+        id: Mapped[int] = mapped_column(primary_key=True)
+        author_id: Mapped[int] = mapped_column(ForeignKey("asynclab.authors.id"))
+        title: Mapped[str]
+        author: Mapped[Author] = relationship(back_populates="books")
+
+    return Author, Book
+
+
 # The default mapping: `books` lazy-loads on first access (lazy="select"), the classic trap.
-class Base(AsyncAttrs, DeclarativeBase):
-    pass
-
-
-class Author(Base):
-    __tablename__ = "authors"
-    __table_args__ = {"schema": "asynclab"}
-    id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str]
-    books: Mapped[list[Book]] = relationship(back_populates="author")
-
-
-class Book(Base):
-    __tablename__ = "books"
-    __table_args__ = {"schema": "asynclab"}
-    id: Mapped[int] = mapped_column(primary_key=True)
-    author_id: Mapped[int] = mapped_column(ForeignKey("asynclab.authors.id"))
-    title: Mapped[str]
-    author: Mapped[Author] = relationship(back_populates="books")
-
-
+Author, Book = mapped_tables("select")
 # The same tables mapped with lazy="raise": an unloaded relationship fails loudly, sync or async.
-class RaiseBase(DeclarativeBase):
-    pass
-
-
-class StrictAuthor(RaiseBase):
-    __tablename__ = "authors"
-    __table_args__ = {"schema": "asynclab"}
-    id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str]
-    books: Mapped[list[StrictBook]] = relationship(lazy="raise")
-
-
-class StrictBook(RaiseBase):
-    __tablename__ = "books"
-    __table_args__ = {"schema": "asynclab"}
-    id: Mapped[int] = mapped_column(primary_key=True)
-    author_id: Mapped[int] = mapped_column(ForeignKey("asynclab.authors.id"))
-    title: Mapped[str]
+StrictAuthor, _ = mapped_tables("raise")
 
 
 def raised(exc: BaseException) -> str:
@@ -89,34 +76,18 @@ def loaded(books) -> str:
     return f"{len(ids)} books, ids {','.join(map(str, ids))}"
 
 
-class Cases(harness.Workload):
-    """Each case is a coroutine returning (observed text, ok)."""
+class Cases(harness.Scenario):
+    """The operation: case `index`, a coroutine returning (observed text, ok); its payload is the
+    case's row, and a case that did not behave as expected fails (its row kept)."""
 
-    def __init__(self, params: dict, fixtures: dict) -> None:
+    def __init__(self, params: dict, services: dict) -> None:
+        super().__init__(params, services)
         self.author_id = int(params["author_id"])
         ids = expected_book_ids(self.author_id)
         self.books_text = f"{len(ids)} books, ids {','.join(map(str, ids))}"
-        urls = dbutil.urls(fixtures["database_url"])
-        timeout = params["timeout_s"]
-        self.loop = harness.new_event_loop(params)
-        self.engine = create_async_engine(
-            urls.sqlalchemy_async, pool_size=1, max_overflow=0, pool_timeout=timeout
-        )
-        self.sync_engine = create_engine(
-            urls.sqlalchemy_sync, pool_size=1, max_overflow=0, pool_timeout=timeout
-        )
-        self.loop.run_until_complete(self.warm())  # connect and compile outside the run
-        with Session(self.sync_engine) as session:
-            session.get(Author, self.author_id)
-
-    async def warm(self) -> None:
-        async with AsyncSession(self.engine) as session:
-            await session.get(Author, self.author_id)
-            await session.get(StrictAuthor, self.author_id)
-
-    def cases(self) -> list[tuple[str, str, Callable[[], Awaitable[tuple[str, bool]]]]]:
+        self.urls, self.timeout = dbutil.urls(services["database_url"]), params["timeout_s"]
         books = self.books_text
-        return [
+        self.cases: list[tuple[str, str, Callable[[], Awaitable[tuple[str, bool]]]]] = [
             ("lazy_load_in_async", "raises MissingGreenlet", self.lazy_load_in_async),
             ("selectinload", books, self.selectin),
             ("joinedload", books, self.joined),
@@ -124,6 +95,35 @@ class Cases(harness.Workload):
             ("lazy_raise", "raises InvalidRequestError mentioning lazy='raise'", self.lazy_raise),
             ("lazy_load_in_sync", books, self.lazy_load_in_sync),
         ]
+        self.count = len(self.cases)
+
+    async def open(self, part: int = 0, parts: int = 1) -> None:
+        """Both engines, connected and their statements compiled outside the run."""
+        self.engine = create_async_engine(
+            self.urls.sqlalchemy_async, pool_size=1, max_overflow=0, pool_timeout=self.timeout
+        )
+        self.sync_engine = create_engine(
+            self.urls.sqlalchemy_sync, pool_size=1, max_overflow=0, pool_timeout=self.timeout
+        )
+        async with AsyncSession(self.engine) as session:
+            await session.get(Author, self.author_id)
+            await session.get(StrictAuthor, self.author_id)
+        with Session(self.sync_engine) as session:
+            session.get(Author, self.author_id)
+
+    async def op(self, index: int) -> dict:
+        case, expected, check = self.cases[index]
+        try:
+            observed, ok = await check()
+        except Exception as exc:  # noqa: BLE001 - an unexpected failure is a failed case
+            observed, ok = f"unexpected {raised(exc)}", False
+        row = {"case": case, "expected": expected, "observed": observed, "ok": ok}
+        if not ok:
+            raise harness.Failed(f"{case}: expected {expected}, observed {observed}", row)
+        return row
+
+    def extra(self, payloads: list, model: harness.Model) -> dict:
+        return {"rows": payloads, "cases": len(payloads)}
 
     def books_ok(self, observed: str) -> tuple[str, bool]:
         return observed, observed == self.books_text
@@ -175,30 +175,11 @@ class Cases(harness.Workload):
             author = session.get(Author, self.author_id)
             return self.books_ok(loaded(author.books))
 
-    async def main(self) -> harness.Outcome:
-        rec, rows = harness.Recorder(), []
-        for case, expected, check in self.cases():
-            start = rec.now()
-            try:
-                observed, ok = await check()
-            except Exception as exc:  # noqa: BLE001 - an unexpected failure is a failed case
-                observed, ok = f"unexpected {raised(exc)}", False
-            if ok:
-                rec.since(start)
-            else:
-                rec.error(f"{case}: expected {expected}, observed {observed}")
-            rows.append({"case": case, "expected": expected, "observed": observed, "ok": ok})
-        return rec.outcome({"rows": rows, "cases": len(rows)}, kind="service")
-
-    def run(self) -> harness.Outcome:
-        return self.loop.run_until_complete(self.main())
-
-    def close(self) -> None:
+    async def close(self) -> None:
         try:
-            self.loop.run_until_complete(self.engine.dispose())
+            await self.engine.dispose()
         finally:
-            self.loop.close()
             self.sync_engine.dispose()
 
 
-VARIANTS = {"cases": Cases}
+VARIANTS = {"cases": harness.EventLoop.of(Cases)}

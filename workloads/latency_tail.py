@@ -12,6 +12,8 @@ to `asyncio.to_thread` fixes that.
 `target`: "db" (the point select on asynclab.items, with `pg_sleep(sleep_ms / 1000)` when
 `sleep_ms` > 0) or "http" (GET {http_url}/delay/{delay_ms}). `concurrency` 0 means the variant's
 usual shape: `pool_size` threads for `threads`, every op in flight at once for the asyncio ones.
+An op borrows a connection (threads) or one of `pool_size` slots (asyncio) before its service
+clock starts; its payload is its time from t0.
 """
 
 from __future__ import annotations
@@ -49,41 +51,39 @@ def percentile(values: list[float], q: float) -> float | None:
     return ordered[int(rank) - 1]
 
 
-class Tail(harness.Workload):
-    """Shared parts: params, per-op (index, service ns, from-batch ns) tuples, the Outcome."""
+class Tail(harness.Scenario):
+    """Shared parts: params, t0, and the Outcome with both latency sets, op for op."""
 
-    default_concurrency = 0  # set by subclasses: what concurrency 0 means
+    self_timed = True  # an op's service clock starts once it holds a connection or slot
 
-    def __init__(self, params: dict, fixtures: dict) -> None:
-        self.target, self.n = params["target"], int(params["requests"])
-        self.pool_size = int(params["pool_size"])
-        self.concurrency = int(params["concurrency"]) or self.default_for(params)
+    def __init__(self, params: dict, services: dict) -> None:
+        super().__init__(params, services)
+        self.target, self.count = params["target"], int(params["requests"])
+        self.pool_size, self.concurrency = int(params["pool_size"]), int(params["concurrency"])
         self.timeout, self.block_s = params["timeout_s"], params["block_ms"] / 1000
         if self.target not in ("db", "http"):
             raise ValueError(f"unknown target {self.target!r}; known: db, http")
-        if self.n < 0 or self.pool_size < 1 or self.concurrency < 1:
+        if self.count < 0 or self.pool_size < 1 or self.concurrency < 0:
             raise ValueError(f"need requests >= 0, pool_size >= 1, concurrency >= 0; got {params}")
         self.sleep_s = params["sleep_ms"] / 1000
         if self.target == "db":
-            self.urls = dbutil.urls(fixtures["database_url"])
+            self.urls = dbutil.urls(services["database_url"])
         else:
-            self.url = f"{fixtures['http_url'].rstrip('/')}/delay/{params['delay_ms']}"
+            self.url = f"{services['http_url'].rstrip('/')}/delay/{params['delay_ms']}"
 
-    def default_for(self, params: dict) -> int:
-        raise NotImplementedError
+    def begin(self) -> None:
+        self.t0 = harness.now()  # the batch is asked for at once
 
-    def outcome(self, t0: int, t_end: int, results: list, rec: harness.Recorder):
-        """`results` in op order (None for a failed op): both sets line up op for op."""
-        done = [r for r in results if r is not None]
-        rec.latencies_ns.extend(service for _, service, _ in done)
-        from_batch = [since_t0 / 1e6 for _, _, since_t0 in done]
-        service_ms = [service / 1e6 for _, service, _ in done]
+    def outcome(self, rec: harness.Recorder, model: harness.Model) -> harness.Outcome:
+        batch_ns = harness.now() - self.t0
+        from_batch = [since_t0 / 1e6 for since_t0 in rec.payloads if since_t0 is not None]
+        service_ms = [service / 1e6 for service in rec.latencies_ns]
         extra = {
             "target": self.target,
-            "requests": self.n,
-            "concurrency": self.concurrency,
+            "requests": self.count,
+            "concurrency": model.workers,
             "pool_size": self.pool_size,
-            "batch_ms": (t_end - t0) / 1e6,
+            "batch_ms": batch_ns / 1e6,
             "service_p50_ms": percentile(service_ms, 50),
             "from_batch_p50_ms": percentile(from_batch, 50),
             "from_batch_p99_ms": percentile(from_batch, 99),
@@ -93,17 +93,13 @@ class Tail(harness.Workload):
         return outcome
 
 
-# --- threads: the batch goes into a ThreadPoolExecutor's queue at t0 ---------------------------
+# --- threads: the batch queues for `concurrency` threads (default `pool_size`) ------------------
 
 
 class Threads(Tail):
-    """`concurrency` threads (default `pool_size`); psycopg2 connections or requests sessions."""
+    """psycopg2 connections or requests sessions in a queue, borrowed one op at a time."""
 
-    def default_for(self, params: dict) -> int:
-        return int(params["pool_size"])
-
-    def __init__(self, params: dict, fixtures: dict) -> None:
-        super().__init__(params, fixtures)
+    def open(self, part: int = 0, parts: int = 1) -> None:
         self.free: queue.Queue = queue.Queue()
         if self.target == "db":
             self.conns = dbutil.psycopg2_connections(self.urls.libpq, self.pool_size)
@@ -115,7 +111,6 @@ class Threads(Tail):
             self.conns = [requests.Session() for _ in range(self.pool_size)]
         for conn in self.conns:
             self.free.put(conn)
-        self.pool = dbutil.started_executor(self.concurrency)
 
     def send(self, conn, index: int) -> None:
         if self.target == "db":
@@ -131,47 +126,27 @@ class Threads(Tail):
             if not 200 <= resp.status_code < 300:
                 raise RuntimeError(f"HTTP {resp.status_code}")
 
-    def op(self, index: int, t0: int, rec: harness.Recorder):
+    def op(self, index: int) -> tuple[int, int]:
+        conn = self.free.get(timeout=self.timeout)
         try:
-            conn = self.free.get(timeout=self.timeout)
-            try:
-                sent = rec.now()
-                self.send(conn, index)
-                end = rec.now()
-            finally:
-                self.free.put(conn)
-        except Exception as exc:  # noqa: BLE001 - a failed op is an error, not a crash
-            rec.error(exc)
-            return None
-        return index, end - sent, end - t0
-
-    def run(self) -> harness.Outcome:
-        rec = harness.Recorder()
-        t0 = rec.now()
-        futures = [self.pool.submit(self.op, i, t0, rec) for i in range(self.n)]
-        results = [f.result() for f in futures]
-        return self.outcome(t0, rec.now(), results, rec)
+            sent = harness.now()
+            self.send(conn, index)
+            end = harness.now()
+        finally:
+            self.free.put(conn)
+        return end - sent, end - self.t0
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True)
         dbutil.close_all(self.conns)
 
 
-# --- asyncio: every op is a task created at t0 ----------------------------------------------
+# --- asyncio: `concurrency` ops in flight (default: all) ---------------------------------------
 
 
 class Asyncio(Tail):
-    """`concurrency` ops in flight (default: all), over an asyncpg pool or an aiohttp connector."""
+    """`pool_size` slots over an asyncpg pool or an aiohttp connector of as many connections."""
 
-    def default_for(self, params: dict) -> int:
-        return max(1, int(params["requests"]))
-
-    def __init__(self, params: dict, fixtures: dict) -> None:
-        super().__init__(params, fixtures)
-        self.loop = harness.new_event_loop(params)
-        self.loop.run_until_complete(self.open())
-
-    async def open(self) -> None:
+    async def open(self, part: int = 0, parts: int = 1) -> None:
         self.slots = asyncio.Semaphore(self.pool_size)  # the clock starts once an op holds one
         if self.target == "db":
             self.db = await dbutil.asyncpg_pool(self.urls.asyncpg, self.pool_size, self.timeout)
@@ -198,36 +173,16 @@ class Asyncio(Tail):
     async def after(self) -> None:
         """What the op does once its result is back (nothing here; see the blocking variants)."""
 
-    async def op(self, index: int, t0: int, limit: asyncio.Semaphore, rec: harness.Recorder):
-        try:
-            async with limit:
-                async with self.slots:
-                    sent = rec.now()
-                    await self.send(index)
-                    service = rec.now() - sent
-                await self.after()
-        except Exception as exc:  # noqa: BLE001
-            rec.error(exc)
-            return None
-        return index, service, rec.now() - t0
+    async def op(self, index: int) -> tuple[int, int]:
+        async with self.slots:
+            sent = harness.now()
+            await self.send(index)
+            service = harness.now() - sent
+        await self.after()
+        return service, harness.now() - self.t0
 
-    async def main(self) -> harness.Outcome:
-        rec, limit = harness.Recorder(), asyncio.Semaphore(self.concurrency)
-        t0 = rec.now()
-        results = await asyncio.gather(*(self.op(i, t0, limit, rec) for i in range(self.n)))
-        return self.outcome(t0, rec.now(), list(results), rec)
-
-    def run(self) -> harness.Outcome:
-        return self.loop.run_until_complete(self.main())
-
-    def close(self) -> None:
-        try:
-            if self.target == "db":
-                self.loop.run_until_complete(self.db.close())
-            else:
-                self.loop.run_until_complete(self.http.close())
-        finally:
-            self.loop.close()
+    async def close(self) -> None:
+        await (self.db if self.target == "db" else self.http).close()
 
 
 class AsyncioBlocking(Asyncio):
@@ -246,27 +201,30 @@ def default_thread_count() -> int:
 class AsyncioToThread(Asyncio):
     """The fix: the same blocking call, awaited via `asyncio.to_thread` (default-sized executor)."""
 
-    def __init__(self, params: dict, fixtures: dict) -> None:
-        super().__init__(params, fixtures)
+    async def open(self, part: int = 0, parts: int = 1) -> None:
+        await super().open(part, parts)
         # asyncio.to_thread uses the loop's default executor; make it (default size) and start
         # its threads now, so thread creation is not timed.
-        workers = default_thread_count()
-        self.executor = dbutil.started_executor(workers)
-        self.loop.set_default_executor(self.executor)
+        self.executor = harness.started_threads(default_thread_count())
+        asyncio.get_running_loop().set_default_executor(self.executor)
 
     async def after(self) -> None:
         await asyncio.to_thread(time.sleep, self.block_s)
 
-    def close(self) -> None:
+    async def close(self) -> None:
         try:
-            super().close()
+            await super().close()
         finally:
             self.executor.shutdown(wait=True)
 
 
+def all_at_once(s: Tail) -> int:
+    return s.concurrency or max(1, s.count)
+
+
 VARIANTS = {
-    "threads": Threads,
-    "asyncio": Asyncio,
-    "asyncio_blocking": AsyncioBlocking,
-    "asyncio_to_thread": AsyncioToThread,
+    "threads": harness.ThreadPool.of(Threads, workers=lambda s: s.concurrency or s.pool_size),
+    "asyncio": harness.EventLoop.of(Asyncio, workers=all_at_once),
+    "asyncio_blocking": harness.EventLoop.of(AsyncioBlocking, workers=all_at_once),
+    "asyncio_to_thread": harness.EventLoop.of(AsyncioToThread, workers=all_at_once),
 }

@@ -1,111 +1,110 @@
 """Memory scenario: N idle concurrent units (threads, asyncio tasks, processes) on one event.
 
-The driver measures peak RSS from outside against the baseline taken at ready, so setup allocates
-nothing per unit: every thread, task, process and barrier is made inside run().
-"""
+The driver measures the peak RSS over the baseline at ready, so a unit carries nothing but itself:
+setup allocates the bookkeeping (an int64 per unit for its latency, since the start), and nothing
+grows while units wait or wake. asyncio units wait on one `Semaphore(0)`, released `WAKE_BATCH` at
+a time, as `Event.set()` would queue a wake-up callback (~150 bytes) for all N at once."""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
+from array import array
 
 import harness
 
 PARAMS = {"units": 1000, "loop": "asyncio", "start_method": None}
 MAX_PROCESSES = 100
 WAIT_S = 120.0
+WAKE_BATCH = 64  # asyncio units released per loop iteration
 
 
 class Units(harness.Workload):
-    def __init__(self, params: dict, fixtures: dict) -> None:
-        self.units = params["units"]
+    def __init__(self, params: dict, services: dict) -> None:
+        self.units, self.finished, self.lock = params["units"], 0, threading.Lock()
+        self.woke_ns = array("q", bytes(8 * self.units))
+        super().__init__(params, services)
 
-    def outcome(self, rec: harness.Recorder) -> harness.Outcome:
+    def woke(self, *_) -> None:
+        """A unit woke: its latency since the start, in wake-up order."""
+        with self.lock:
+            self.woke_ns[self.finished] = harness.now() - self.start
+            self.finished += 1
+        if self.finished == self.units:
+            self.all_woke.set()
+
+    def run_units(self, units: list, started, wake) -> None:
+        """Threads or processes: started, all waiting, woken, joined."""
+        for unit in units:
+            unit.start()
+        started.wait(timeout=WAIT_S)  # a unit that died breaks the barrier instead of hanging
+        wake.set()
+        for unit in units:
+            unit.join()
+
+    def outcome(self, rec: harness.Recorder | None = None) -> harness.Outcome:
+        rec = rec or harness.Recorder(latencies_ns=self.woke_ns)  # in ms after `done`, untimed
         return rec.outcome({"units": self.units}, kind="since-start")
 
 
 class Threads(Units):
     def run(self) -> harness.Outcome:
-        rec, start = harness.Recorder(), harness.Recorder.now()
-        started, wake = threading.Barrier(self.units + 1), threading.Event()
+        self.start, self.all_woke = harness.now(), threading.Event()
+        started, wake, woke = threading.Barrier(self.units + 1), threading.Event(), self.woke
 
         def unit() -> None:
             started.wait(timeout=WAIT_S)
             wake.wait()
-            rec.since(start)
+            woke()
 
-        threads = [threading.Thread(target=unit) for _ in range(self.units)]
-        for t in threads:
-            t.start()
-        started.wait(timeout=WAIT_S)
-        wake.set()
-        for t in threads:
-            t.join()
-        return self.outcome(rec)
+        self.run_units([threading.Thread(target=unit) for _ in range(self.units)], started, wake)
+        return self.outcome()
 
 
-class Asyncio(Units):
-    def __init__(self, params: dict, fixtures: dict) -> None:
-        super().__init__(params, fixtures)
-        self.loop = harness.new_event_loop(params)
-
-    async def main(self, start: int) -> harness.Outcome:
-        rec, wake, all_started = harness.Recorder(), asyncio.Event(), asyncio.Event()
-        started = 0
-
-        async def unit() -> None:
-            nonlocal started
-            started += 1
-            if started == self.units:
-                all_started.set()
-            await wake.wait()
-            rec.since(start)
-
-        tasks = [asyncio.create_task(unit()) for _ in range(self.units)]
-        if tasks:
-            await all_started.wait()
-        wake.set()
-        await asyncio.gather(*tasks)
-        return self.outcome(rec)
-
-    def run(self) -> harness.Outcome:
-        return self.loop.run_until_complete(self.main(harness.Recorder.now()))
-
-    def close(self) -> None:
-        self.loop.close()
+class Asyncio(Units, harness.EventLoopWorkload):
+    async def main(self) -> harness.Outcome:
+        self.start, self.all_woke = harness.now(), asyncio.Event()
+        gate, woke, context = asyncio.Semaphore(0), self.woke, contextvars.copy_context()
+        # A unit is a task on the gate; its done callback (kept in the task) records its wake-up.
+        for _ in range(self.units):
+            asyncio.create_task(gate.acquire()).add_done_callback(woke, context=context)
+        await asyncio.sleep(0)  # callbacks run in order: every unit has started waiting
+        for i in range(self.units):
+            gate.release()
+            if i % WAKE_BATCH == WAKE_BATCH - 1:
+                await asyncio.sleep(0)  # these wake and finish before the next are released
+        if self.units:
+            await self.all_woke.wait()
+        return self.outcome()
 
 
 def _process_unit(index: int, started, wake, woke) -> None:
     started.wait(timeout=WAIT_S)
     wake.wait()
-    woke[index] = harness.Recorder.now()
+    woke[index] = harness.now()
 
 
 class Processes(Units):
-    def __init__(self, params: dict, fixtures: dict) -> None:
-        super().__init__(params, fixtures)
+    def __init__(self, params: dict, services: dict) -> None:
+        super().__init__(params, services)
         if not 0 <= self.units <= MAX_PROCESSES:
             raise ValueError(
                 f"processes: units={self.units} is not in 0..{MAX_PROCESSES} "
                 "(one OS process per unit; use threads or asyncio for more)"
             )
         self.ctx = harness.mp_context(params)
+        self.woke_at = self.ctx.Array("q", self.units, lock=False)  # perf_counter_ns: system-wide
 
     def run(self) -> harness.Outcome:
-        rec, start = harness.Recorder(), harness.Recorder.now()
-        ctx = self.ctx
+        start, ctx, rec = harness.now(), self.ctx, harness.Recorder()
         started, wake = ctx.Barrier(self.units + 1), ctx.Event()
-        woke = ctx.Array("q", self.units, lock=False)  # perf_counter_ns is system-wide
-        args = (started, wake, woke)
+        args = (started, wake, self.woke_at)
         procs = [ctx.Process(target=_process_unit, args=(i, *args)) for i in range(self.units)]
-        for p in procs:
-            p.start()
-        started.wait(timeout=WAIT_S)  # a unit that died breaks the barrier instead of hanging
-        wake.set()
+        self.run_units(procs, started, wake)
         for i, p in enumerate(procs):
-            p.join()
             if p.exitcode == 0:
-                rec.add_ns(woke[i] - start)
+                rec.add(self.woke_at[i] - start)
             else:
                 rec.error(f"unit process exited with {p.exitcode}")
         return self.outcome(rec)

@@ -25,9 +25,9 @@ order and t0. `run_serial`: one request at a time (sync), so a late request star
 `run_pool`: the calling thread sleeps until each intended time and hands the request to a pool
 (threads, processes), where it queues for a free worker. `run_async`: a scheduler coroutine
 sleeps until each intended time, waits for one of `concurrency` slots, then starts the request
-as a task. The per-request callable `call(arg) -> (payload, error or None)` does one request;
-an exception it raises counts as an error. All clocks are `time.perf_counter_ns` (CLOCK_MONOTONIC,
-shared by every process on Linux, so pool workers' send times compare with the parent's).
+as a task. `call(index) -> payload` is the scenario's operation; an exception it raises counts
+as an error (`harness.Failed` keeps its payload). All clocks are `time.perf_counter_ns` (shared
+by every process on Linux, so pool workers' send times compare with the parent's).
 """
 
 from __future__ import annotations
@@ -97,29 +97,32 @@ def sleep_until(target_ns: int) -> None:
         time.sleep(delta / 1e9)
 
 
-def timed(
-    call: Callable[[Any], tuple[Any, str | None]], arg: Any, intended_ns: int, deadline_ns: int
-) -> Sample:
+def failure(exc: Exception) -> tuple[Any, str]:
+    """(payload, description) of a request that raised: a `harness.Failed` keeps its payload."""
+    return (exc.payload if isinstance(exc, harness.Failed) else None), harness.describe_error(exc)
+
+
+def timed(call: Callable[[int], Any], index: int, intended_ns: int, deadline_ns: int) -> Sample:
     """Does one request and reads the clock around it, unless the deadline has passed;
     module-level so that a process pool can pickle it."""
     sent = now()
     if sent > deadline_ns:
         return Sample(intended_ns, None, sent, None, None)
     try:
-        payload, error = call(arg)
+        payload, error = call(index), None
     except Exception as exc:  # noqa: BLE001 - a failed request is an error, not a crash
-        payload, error = None, harness.describe_error(exc)
+        payload, error = failure(exc)
     return Sample(intended_ns, sent, now(), payload, error)
 
 
-def run_serial(sched: Schedule, call, args: Sequence) -> tuple[list[Sample], int]:
+def run_serial(sched: Schedule, call: Callable[[int], Any]) -> tuple[list[Sample], int]:
     """One request at a time in the calling thread: a request behind a slow one starts late."""
     samples, t0 = [], now()
     deadline = sched.deadline_ns(t0)
     for i in range(sched.count):
         intended = t0 + sched.offset_ns(i)
         sleep_until(intended)
-        samples.append(timed(call, args[i], intended, deadline))
+        samples.append(timed(call, i, intended, deadline))
         if samples[-1].sent_ns is None:
             break
     return samples, t0
@@ -141,21 +144,18 @@ def run_pool(
 
 
 async def run_async(
-    sched: Schedule,
-    concurrency: int,
-    call: Callable[[Any], Awaitable[tuple[Any, str | None]]],
-    args: Sequence,
+    sched: Schedule, concurrency: int, call: Callable[[int], Awaitable[Any]]
 ) -> tuple[list[Sample], int]:
     """A scheduler coroutine starts each request as a task at its intended time, at most
     `concurrency` in flight; a request that finds no free slot waits for one, late."""
     slots = asyncio.Semaphore(concurrency)
 
-    async def one(arg: Any, intended: int) -> Sample:
+    async def one(index: int, intended: int) -> Sample:
         sent = now()
         try:
-            payload, error = await call(arg)
+            payload, error = await call(index), None
         except Exception as exc:  # noqa: BLE001
-            payload, error = None, harness.describe_error(exc)
+            payload, error = failure(exc)
         finally:
             done = now()
             slots.release()
@@ -172,7 +172,7 @@ async def run_async(
         if now() > deadline:
             slots.release()
             break
-        tasks.append(asyncio.create_task(one(args[i], intended)))
+        tasks.append(asyncio.create_task(one(i, intended)))
     return list(await asyncio.gather(*tasks)), t0
 
 
@@ -185,7 +185,7 @@ def outcome(
     samples = [s for s in samples if s.sent_ns is not None]
     for s in samples:
         if s.error is None:
-            rec.add_ns(s.done_ns - s.intended_ns)
+            rec.add(s.done_ns - s.intended_ns)
             uncorrected_ms.append((s.done_ns - s.sent_ns) / 1e6)
         else:
             rec.error(s.error)

@@ -118,9 +118,9 @@ def run_harness(
     return run
 
 
-def run_script(script, variant: str, params=None, fixtures=None, **kw) -> Run:
+def run_script(script, variant: str, params=None, services=None, **kw) -> Run:
     args = ["--script", str(script), "--variant", variant]
-    args += ["--params", json.dumps(params or {}), "--fixtures", json.dumps(fixtures or {})]
+    args += ["--params", json.dumps(params or {}), "--services", json.dumps(services or {})]
     return run_harness(args, **kw)
 
 

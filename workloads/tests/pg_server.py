@@ -29,7 +29,7 @@ SERVER_SETTINGS = {
 }
 STARTUP_TIMEOUT_S = 30.0
 
-# The driver's seed (src/fixtures/postgres/seed.rs), the same SQL in one transaction.
+# The driver's seed (src/services/postgres/seed.rs), the same SQL in one transaction.
 LOCK_KEY = 0x6173_796E_636C_6162  # "asynclab" in ASCII, the driver's advisory lock
 SEED_COMMENT = "asynclab seed v1"
 COUNTS = {"items": 100_000, "authors": 100, "books": 500}

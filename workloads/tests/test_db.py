@@ -9,6 +9,7 @@ import pytest
 
 import db
 import dbutil
+import harness
 
 # The session fixtures database_url and private_cluster (one server for all test modules).
 pytest_plugins = ["pg_server"]
@@ -74,7 +75,7 @@ def test_urls_for_every_library():
 
 
 def test_shares():
-    assert dbutil.shares(10, 3) == [4, 3, 3] and dbutil.shares(2, 2) == [1, 1]
+    assert harness.shares(10, 3) == [4, 3, 3] and harness.shares(2, 2) == [1, 1]
 
 
 @pytest.mark.parametrize("variant", list(db.VARIANTS))

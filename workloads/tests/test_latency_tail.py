@@ -12,9 +12,9 @@ pytest_plugins = ["pg_server"]
 REQUESTS = 100
 
 
-def run_tail(harness_run, fixtures, variant, **params):
+def run_tail(harness_run, services, variant, **params):
     params = {"requests": REQUESTS, **params}
-    run = harness_run("workloads/latency_tail.py", variant, params, fixtures)
+    run = harness_run("workloads/latency_tail.py", variant, params, services)
     assert run.returncode == 0, run.stderr
     assert run.events == ["ready", "go", "done", "result"]
     res = run.result
@@ -60,9 +60,9 @@ def test_http_target(harness_run, http_url, variant):
 
 
 def test_blocking_call_stalls_the_loop(harness_run, database_url):
-    fixtures = {"database_url": database_url}
-    blocking = run_tail(harness_run, fixtures, "asyncio_blocking", block_ms=20)
-    to_thread = run_tail(harness_run, fixtures, "asyncio_to_thread", block_ms=20)
+    services = {"database_url": database_url}
+    blocking = run_tail(harness_run, services, "asyncio_blocking", block_ms=20)
+    to_thread = run_tail(harness_run, services, "asyncio_to_thread", block_ms=20)
     # 100 sleeps of 20 ms run one after another on the loop: >= 2 s for the batch.
     assert blocking["extra"]["batch_ms"] >= REQUESTS * 20
     assert blocking["extra"]["from_batch_p50_ms"] > to_thread["extra"]["from_batch_p50_ms"]

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import dbutil
+import harness
 import openloop
 
 # The session fixture database_url (a seeded PostgreSQL) for the db hook's test.
@@ -54,14 +55,22 @@ ARGS = [STALL_S if i == STALL_AT else 0.001 for i in range(COUNT)]
 INTERVAL_MS = 1000 / RATE
 
 
-def fake(seconds: float):
-    time.sleep(seconds)
-    return 1, None
+def sleeper(seconds: list[float]):
+    """A fake request: request i sleeps seconds[i], its payload is 1."""
+
+    def call(index: int) -> int:
+        time.sleep(seconds[index])
+        return 1
+
+    return call
 
 
-async def fake_async(seconds: float):
-    await asyncio.sleep(seconds)
-    return 1, None
+fake = sleeper(ARGS)
+
+
+async def fake_async(index: int) -> int:
+    await asyncio.sleep(ARGS[index])
+    return 1
 
 
 def check_stall(samples, t0, serial: bool) -> None:
@@ -83,7 +92,7 @@ def check_stall(samples, t0, serial: bool) -> None:
 
 
 def test_serial_driver_charges_the_stall_to_the_requests_behind():
-    samples, t0 = openloop.run_serial(SCHED, fake, ARGS)
+    samples, t0 = openloop.run_serial(SCHED, fake)
     check_stall(samples, t0, serial=True)
 
 
@@ -92,9 +101,7 @@ def test_pool_driver(workers):
     with ThreadPoolExecutor(workers) as pool:
         samples, t0 = openloop.run_pool(
             SCHED,
-            lambda i, intended, deadline: pool.submit(
-                openloop.timed, fake, ARGS[i], intended, deadline
-            ),
+            lambda i, intended, deadline: pool.submit(openloop.timed, fake, i, intended, deadline),
             lambda f: f.result(),
         )
     check_stall(samples, t0, serial=workers == 1)
@@ -104,34 +111,32 @@ def test_pool_driver(workers):
 def test_async_driver(concurrency):
     loop = asyncio.new_event_loop()
     try:
-        samples, t0 = loop.run_until_complete(
-            openloop.run_async(SCHED, concurrency, fake_async, ARGS)
-        )
+        samples, t0 = loop.run_until_complete(openloop.run_async(SCHED, concurrency, fake_async))
     finally:
         loop.close()
     check_stall(samples, t0, serial=concurrency == 1)
 
 
-def run_driver(kind: str, sched, call, args):
+def run_driver(kind: str, sched, call):
     """Samples and t0 from one of the three drivers, one worker / slot."""
     if kind == "serial":
-        return openloop.run_serial(sched, call, args)
+        return openloop.run_serial(sched, call)
     if kind == "pool":
         with ThreadPoolExecutor(1) as pool:
             return openloop.run_pool(
                 sched,
                 lambda i, intended, deadline: pool.submit(
-                    openloop.timed, call, args[i], intended, deadline
+                    openloop.timed, call, i, intended, deadline
                 ),
                 lambda f: f.result(),
             )
 
-    async def acall(seconds):
-        return call(seconds)
+    async def acall(index):
+        return call(index)
 
     loop = asyncio.new_event_loop()
     try:
-        return loop.run_until_complete(openloop.run_async(sched, 1, acall, args))
+        return loop.run_until_complete(openloop.run_async(sched, 1, acall))
     finally:
         loop.close()
 
@@ -141,7 +146,7 @@ def test_saturated_run_stops_sending_at_twice_the_duration(kind):
     # 20 requests at 100/s (0.2 s) that each take 50 ms: at most ~0.4 s / 50 ms = 8 are sent
     # before the deadline (2 x 0.2 s), the rest abandoned; achieved is ~20/s, not 100/s.
     sched = openloop.Schedule(100, 0.2)
-    samples, t0 = run_driver(kind, sched, fake, [0.05] * sched.count)
+    samples, t0 = run_driver(kind, sched, sleeper([0.05] * sched.count))
     sent = [s for s in samples if s.sent_ns is not None]
     assert all(s.sent_ns <= sched.deadline_ns(t0) for s in sent)
     extra = openloop.outcome(sched, samples, t0).extra
@@ -155,10 +160,12 @@ def test_outcome_rates_and_errors():
     def flaky(i: int):
         if i == 3:
             raise ConnectionError("refused")
-        return 10, "HTTP 503" if i == 4 else None
+        if i == 4:
+            raise harness.Failed("HTTP 503", 10)
+        return 10
 
     sched = openloop.Schedule(50, 0.2)
-    samples, t0 = openloop.run_serial(sched, flaky, list(range(sched.count)))
+    samples, t0 = openloop.run_serial(sched, flaky)
     out = openloop.outcome(sched, samples, t0, {"bytes_received": 1})
     assert out.ops == 8 and out.errors == 2 and out.latency_kind == "open-loop-corrected"
     assert out.error_samples == ["ConnectionError: refused", "HTTP 503"]

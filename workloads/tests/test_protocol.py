@@ -18,7 +18,7 @@ import harness
 
 
 class Trivial(harness.Workload):
-    def __init__(self, params, fixtures):
+    def __init__(self, params, services):
         time.sleep(params.get("setup_sleep_s", 0))
         if params.get("fail_setup"):
             raise RuntimeError("boom in setup")
@@ -29,18 +29,18 @@ class Trivial(harness.Workload):
             raise ValueError("boom in run")
         rec = harness.Recorder()
         for _ in range(3):
-            start = rec.now()
+            start = harness.now()
             sum(range(1000))
-            rec.since(start)
+            rec.add(harness.now() - start)
         rec.error(OSError("sample"))
-        return rec.outcome({"fixtures": self.fixtures_seen})
+        return rec.outcome({"services": self.services_seen})
 
-    fixtures_seen = None
+    services_seen = None
 
 
-def setup(params, fixtures):
-    workload = Trivial(params, fixtures)
-    workload.fixtures_seen = fixtures
+def setup(params, services):
+    workload = Trivial(params, services)
+    workload.services_seen = services
     return workload
 
 
@@ -63,7 +63,7 @@ def test_handshake_order_and_result(tmp_path, harness_run):
     assert res["ops"] == 3 and res["errors"] == 1 and len(res["latencies_ms"]) == 3
     assert res["error_samples"] == ["OSError: sample"]
     assert res["latency_kind"] == "service"
-    assert res["extra"] == {"fixtures": {"http_url": "x"}}
+    assert res["extra"] == {"services": {"http_url": "x"}}
     assert 0 <= res["inside_wall_s"] < 0.5
 
 
@@ -139,7 +139,7 @@ class Forks(harness.Workload):
         return harness.Outcome(ops=1)
 
 
-VARIANTS = {"forks": lambda params, fixtures: Forks()}
+VARIANTS = {"forks": lambda params, services: Forks()}
 '''
 
 
