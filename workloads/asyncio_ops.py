@@ -3,7 +3,7 @@
 Variant `ops` times, per operation: a plain function call, awaiting a coroutine,
 `await asyncio.sleep(0)`, `create_task` + await, `gather` per coroutine (over `gather_small` and
 `gather_large` coroutines), an awaited `Queue` put/get pair, an uncontended `Lock` acquire/release
-(`async with`) and a TCP echo round trip over loopback against the Rust echo fixture (write,
+(`async with`) and a TCP echo round trip over loopback against the Rust echo service (write,
 drain, readexactly on one stream opened in setup). Only APIs that exist on Python 3.10.
 
 Method (the lessons of pyperf): the event loop and the connection are made in setup; every op's
@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import math
-import os
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import harness
+from echo_client import EchoClient, echo_addr
 
 PARAMS = {
     "loop": "asyncio",
@@ -136,35 +136,6 @@ async def time_lock(n: int) -> int:
         async with lock:
             pass
     return perf_ns() - t0
-
-
-class EchoClient:
-    """One stream to the echo fixture, opened in setup; a round trip: write, drain, readexactly."""
-
-    def __init__(self, addr: str, nbytes: int) -> None:
-        self.host, port = addr.rsplit(":", 1)
-        self.port, self.payload = int(port), b"x" * nbytes
-        self.reader = self.writer = None
-
-    async def open(self) -> None:
-        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        await self.round_trips(10)  # the first round trips pay for buffers, outside the timing
-
-    async def round_trips(self, n: int) -> int:
-        write, drain, read = self.writer.write, self.writer.drain, self.reader.readexactly
-        payload, size, it = self.payload, len(self.payload), range(n)
-        t0 = perf_ns()
-        for _ in it:
-            write(payload)
-            await drain()
-            if len(await read(size)) != size:
-                raise RuntimeError("short echo")
-        return perf_ns() - t0
-
-    async def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            await self.writer.wait_closed()
 
 
 async def _task_once() -> None:
@@ -330,29 +301,27 @@ def build_ops(params: dict, loop: asyncio.AbstractEventLoop, echo: EchoClient | 
     return ops
 
 
-class Ops(harness.Workload):
+class Ops(harness.EventLoopWorkload):
     """Variant `ops`: calibrate in setup, measure interleaved in run()."""
 
-    def __init__(self, params: dict, fixtures: dict) -> None:
-        self.params = params
+    def __init__(self, params: dict, services: dict) -> None:
         self.repetitions = int(params["repetitions"])
         if self.repetitions < 1:
             raise harness.UsageError("repetitions must be at least 1")
-        self.loop = harness.new_event_loop(params)
+        super().__init__(params, services)
         self.echo = None
-        if fixtures.get("echo_addr"):
-            self.echo = EchoClient(fixtures["echo_addr"], int(params["echo_bytes"]))
+        if services.get("echo_addr") or "tcp_echo_round_trip" in str(params["ops"]):
+            addr = echo_addr(services, "tcp_echo_round_trip")
+            self.echo = EchoClient(addr, int(params["echo_bytes"]))
             self.loop.run_until_complete(self.echo.open())
-        elif "tcp_echo_round_trip" in str(params["ops"]):
-            raise harness.UsageError("tcp_echo_round_trip needs the echo fixture (echo_addr)")
         self.ops = build_ops(params, self.loop, self.echo)
         self.min_ns = float(params["min_time_ms"]) * 1e6
-        with gc_disabled():
+        with harness.gc_disabled():
             for op in self.ops:
                 op.iterations = calibrate(op, self.min_ns)
 
     def run(self) -> harness.Outcome:
-        with gc_disabled():
+        with harness.gc_disabled():
             samples = measure(self.ops, self.repetitions, self.min_ns)
         p = self.params
         table = summarize(
@@ -361,41 +330,26 @@ class Ops(harness.Workload):
         executed = sum(3 * op.iterations * op.per_iteration * self.repetitions for op in self.ops)
         extra = {
             "kind": "asyncio_ops",
-            "loop": p["loop"],
-            "loop_class": f"{type(self.loop).__module__}.{type(self.loop).__name__}",
+            **harness.loop_facts(self.loop, p),
             "min_time_ms": float(p["min_time_ms"]),
             "repetitions": self.repetitions,
             "doubling_tolerance": float(p["doubling_tolerance"]),
             "doubling_compares": "fastest per-op value of 2x vs of 1x the iterations",
             "same_work_tolerance": float(p["same_work_tolerance"]),
             "echo_bytes": int(p["echo_bytes"]) if self.echo else None,
-            "cpus": sorted(os.sched_getaffinity(0)),
             "ops": table,
         }
         return harness.Outcome(ops=executed, extra=extra)
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         if self.echo is not None:
-            self.loop.run_until_complete(self.echo.close())
-        self.loop.close()
-
-
-class gc_disabled:  # noqa: N801 - used like contextlib's lower-case helpers
-    """Cyclic GC off inside the block (restored to its previous state after)."""
-
-    def __enter__(self) -> None:
-        self.was_enabled = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc) -> None:
-        if self.was_enabled:
-            gc.enable()
+            await self.echo.close()
 
 
 class Pyperf(harness.Workload):
     """Variant `pyperf`: pyperf's bench_async_func in its own worker processes (pyperf_check.py)."""
 
-    def __init__(self, params: dict, fixtures: dict) -> None:
+    def __init__(self, params: dict, services: dict) -> None:
         self.params = params
         self.script = Path(__file__).with_name("pyperf_check.py")
         self.tmp = tempfile.TemporaryDirectory(prefix="asynclab-pyperf-")

@@ -149,20 +149,14 @@ def forgotten_await() -> list[tuple[str, str, str, bool]]:
             after_call == 0 and any("was never awaited" in m for m in after_del),
         )
     )
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            holder: list = [_returns_false()]
-            holder.append(holder)  # a reference cycle: refcounting alone never frees it
-            del holder
-            before_gc = len(caught)
-            gc.collect()
-            after_gc = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
-    finally:
-        if was_enabled:
-            gc.enable()
+    with harness.gc_disabled(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        holder: list = [_returns_false()]
+        holder.append(holder)  # a reference cycle: refcounting alone never frees it
+        del holder
+        before_gc = len(caught)
+        gc.collect()
+        after_gc = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
     rows.append(
         (
             "forgotten await in a reference cycle: when the warning appears",
@@ -243,22 +237,14 @@ async def fire_and_forget(n: int) -> list[tuple[str, str, str, bool]]:
     ]
 
 
-class Checks(harness.Workload):
-    def __init__(self, params: dict, fixtures: dict) -> None:
-        self.params = params
-        self.loop = harness.new_event_loop(params)
-
-    async def main(self) -> list[tuple[str, str, str, bool]]:
+class Checks(harness.EventLoopWorkload):
+    async def main(self) -> harness.Outcome:
         p = self.params
         rows = await gather_first_error()
         rows += await taskgroup_first_error()
         rows += forgotten_await()
         rows += await blocking_rows(int(p["requests"]), float(p["request_s"]))
         rows += await fire_and_forget(int(p["fire_and_forget"]))
-        return rows
-
-    def run(self) -> harness.Outcome:
-        rows = self.loop.run_until_complete(self.main())
         bad = [case for case, _, _, ok in rows if not ok]
         extra = {
             "kind": "behaviour",
@@ -273,9 +259,6 @@ class Checks(harness.Workload):
             error_samples=[f"not as expected: {c}" for c in bad],
             extra=extra,
         )
-
-    def close(self) -> None:
-        self.loop.close()
 
 
 VARIANTS = {"checks": Checks}

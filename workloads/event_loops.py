@@ -5,7 +5,7 @@ Variants (each run is one batch in a fresh process, cyclic GC disabled during th
 - `sleep0_tasks`: `tasks` tasks that each await `asyncio.sleep(0)`, created and gathered in
   batches of `batch`;
 - `tcp_echo`: `round_trips` sequential round trips of `payload_bytes` bytes on one stream to the
-  Rust echo fixture (write, drain, readexactly), the connection opened in setup.
+  Rust echo service (write, drain, readexactly), the connection opened in setup.
 
 The loop is made in setup (`harness.new_event_loop`; a loop that is not installed makes the cell
 *skipped*, with the reason). `extra["elapsed_ms"]` is the timed part measured inside; the driver
@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
-import time
 
 import harness
+from echo_client import EchoClient, echo_addr
 
 PARAMS = {
     "loop": "asyncio",
@@ -31,40 +30,22 @@ PARAMS = {
 }
 
 
-class LoopWorkload(harness.Workload):
-    """A loop made in setup; `main()` is the timed coroutine, run with cyclic GC off."""
-
-    def __init__(self, params: dict, fixtures: dict) -> None:
-        self.params = params
-        self.loop = harness.new_event_loop(params)
-
-    async def main(self) -> int:
-        """The workload; returns the number of operations done."""
-        raise NotImplementedError
+class LoopWorkload(harness.EventLoopWorkload):
+    """`main()` is the timed coroutine, run with cyclic GC off; it returns its operation count."""
 
     def run(self) -> harness.Outcome:
-        was_enabled = gc.isenabled()
         gc.collect()
-        gc.disable()
-        try:
-            t0 = time.perf_counter_ns()
+        with harness.gc_disabled():
+            t0 = harness.now()
             ops = self.loop.run_until_complete(self.main())
-            elapsed_ns = time.perf_counter_ns() - t0
-        finally:
-            if was_enabled:
-                gc.enable()
+            elapsed_ns = harness.now() - t0
         extra = {
             "kind": "event_loops",
-            "loop": self.params["loop"],
-            "loop_class": f"{type(self.loop).__module__}.{type(self.loop).__name__}",
+            **harness.loop_facts(self.loop, self.params),
             "elapsed_ms": elapsed_ns / 1e6,
             "ns_per_op": elapsed_ns / ops,
-            "cpus": sorted(os.sched_getaffinity(0)),
         }
         return harness.Outcome(ops=ops, extra=extra)
-
-    def close(self) -> None:
-        self.loop.close()
 
 
 class Callbacks(LoopWorkload):
@@ -102,37 +83,18 @@ class Sleep0Tasks(LoopWorkload):
 
 
 class TcpEcho(LoopWorkload):
-    def __init__(self, params: dict, fixtures: dict) -> None:
-        super().__init__(params, fixtures)
-        addr = fixtures.get("echo_addr")
-        if not addr:
-            raise harness.UsageError("tcp_echo needs the echo fixture (echo_addr)")
-        self.host, port = addr.rsplit(":", 1)
-        self.port, self.payload = int(port), b"x" * int(params["payload_bytes"])
-        self.reader, self.writer = self.loop.run_until_complete(self.connect())
-
-    async def connect(self):
-        reader, writer = await asyncio.open_connection(self.host, self.port)
-        for _ in range(10):  # first round trips pay for buffers, outside the timing
-            writer.write(self.payload)
-            await writer.drain()
-            await reader.readexactly(len(self.payload))
-        return reader, writer
+    def __init__(self, params: dict, services: dict) -> None:
+        super().__init__(params, services)
+        addr = echo_addr(services, "tcp_echo")
+        self.echo = EchoClient(addr, int(params["payload_bytes"]))
+        self.loop.run_until_complete(self.echo.open())
 
     async def main(self) -> int:
-        write, drain, read = self.writer.write, self.writer.drain, self.reader.readexactly
-        payload, size = self.payload, len(self.payload)
-        for _ in range(int(self.params["round_trips"])):
-            write(payload)
-            await drain()
-            if len(await read(size)) != size:
-                raise RuntimeError("short echo")
+        await self.echo.round_trips(int(self.params["round_trips"]))
         return int(self.params["round_trips"])
 
-    def close(self) -> None:
-        self.writer.close()
-        self.loop.run_until_complete(self.writer.wait_closed())
-        super().close()
+    async def aclose(self) -> None:
+        await self.echo.close()
 
 
 VARIANTS = {"callbacks": Callbacks, "sleep0_tasks": Sleep0Tasks, "tcp_echo": TcpEcho}

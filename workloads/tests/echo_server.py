@@ -1,4 +1,4 @@
-"""Pytest plugin: a threaded TCP echo server on loopback, standing in for the Rust echo fixture."""
+"""Pytest plugin: a threaded TCP echo server on loopback, standing in for the Rust echo service."""
 
 from __future__ import annotations
 
