@@ -1,5 +1,6 @@
 //! Cross-cell checks: variants of one scenario that must compute the same answer (the
-//! catalogue's `agree` keys, e.g. rows and checksum) really did, round by round.
+//! catalogue's `agree` keys, e.g. rows and checksum) really did, round by round; and a
+//! correctness study's (`correctness = true`) expected-versus-observed rows all match.
 
 use std::collections::BTreeMap;
 
@@ -42,6 +43,34 @@ pub fn disagreements(cells: &[Cell], scenarios: &[&Scenario]) -> Vec<String> {
                         s.name,
                         if group.is_empty() { "" } else { ", " },
                         detail.join("; ")
+                    ));
+                }
+            }
+        }
+    }
+    out.extend(wrong_rows(cells, scenarios));
+    out
+}
+
+/// One line per row of a correctness study whose observed value is not the expected one.
+fn wrong_rows(cells: &[Cell], scenarios: &[&Scenario]) -> Vec<String> {
+    let text = |v: &serde_json::Value| {
+        v.as_str()
+            .map(String::from)
+            .unwrap_or_else(|| v.to_string())
+    };
+    let mut out = Vec::new();
+    for s in scenarios.iter().filter(|s| s.correctness) {
+        for c in cells.iter().filter(|c| c.scenario == s.name) {
+            for r in &c.runs {
+                for row in r.extra.rows.iter().flatten().filter(|row| !row.ok) {
+                    out.push(format!(
+                        "{} round {}: {}: expected {}, observed {}",
+                        c.id,
+                        r.round + 1,
+                        text(&row.case),
+                        text(&row.expected),
+                        text(&row.observed)
                     ));
                 }
             }
