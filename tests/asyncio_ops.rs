@@ -91,7 +91,7 @@ fn asyncio_ops_flags_the_mistimed_case_and_reports_pyperf_and_cost() {
 
     let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     for needle in [
-        "## asyncio per-operation cost (asyncio_ops)",
+        "## Per-operation cost (asyncio_ops)",
         "⚠ asyncio.run() per call (deliberately mis-timed) on",
         "times set-up",
         "pyperf cross-check",

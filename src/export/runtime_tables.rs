@@ -172,7 +172,7 @@ fn first_extra(ops: &OpsReport, key: &str) -> String {
 /// The per-operation section of one scenario, with the builds compared.
 pub fn ops_section(ops: &OpsReport, results: &Results) -> Section {
     let mut out = Section::new(
-        format!("asyncio per-operation cost ({})", ops.scenario),
+        format!("Per-operation cost ({})", ops.scenario),
         Some(&ops.scenario),
     );
     out.para(format!(
