@@ -2,9 +2,6 @@
 //! run's per-operation figures.
 
 use std::fmt::Write;
-use std::path::Path;
-
-use anyhow::Context;
 
 pub use crate::analysis::cost::{cost_rows, CostRow, MixCosts, RequestMix};
 use crate::cli::CostArgs;
@@ -74,7 +71,7 @@ pub fn run(a: &CostArgs) -> anyhow::Result<i32> {
     } else {
         a.dir.clone()
     };
-    let results = load(&path)?;
+    let results = Results::load(&path)?;
     let mix = RequestMix {
         tasks: a.tasks,
         queue_ops: a.queue_ops,
@@ -86,17 +83,6 @@ pub fn run(a: &CostArgs) -> anyhow::Result<i32> {
         render(&rows, mix, a.request_ms, &path.display().to_string())
     );
     Ok(0)
-}
-
-fn load(path: &Path) -> anyhow::Result<Results> {
-    let text = std::fs::read_to_string(path).with_context(|| {
-        format!(
-            "cannot read {}; give a results folder from `asynclab run`",
-            path.display()
-        )
-    })?;
-    serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a results document", path.display()))
 }
 
 #[cfg(test)]

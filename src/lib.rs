@@ -74,11 +74,7 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
             Ok(if missing == 0 { 0 } else { 1 })
         }
         Command::Report(a) => {
-            let path = a.dir.join("results.json");
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            let results: Results = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not a results document", path.display()))?;
+            let results = Results::load(&a.dir.join("results.json"))?;
             export::write_reports(&results, &a.dir)?;
             println!("report regenerated in {}", a.dir.display());
             Ok(0)
@@ -97,7 +93,7 @@ fn run_compare(a: &cli::CompareArgs) -> anyhow::Result<i32> {
         }
         .into());
     }
-    let base = compare::load(&a.base)?;
+    let base = Results::load(&a.base)?;
     let report = match (&a.by, &a.new) {
         (Some(by), None) => {
             let dim = match by[0].as_str() {
@@ -114,7 +110,7 @@ fn run_compare(a: &cli::CompareArgs) -> anyhow::Result<i32> {
             compare::compare_within(&base, dim, &by[1], &by[2], a.metric, a.threshold)?
         }
         (None, Some(new)) => {
-            let new_doc = compare::load(new)?;
+            let new_doc = Results::load(new)?;
             let names = (a.base.display().to_string(), new.display().to_string());
             compare::compare_runs(&base, &new_doc, a.metric, a.threshold, (&names.0, &names.1))?
         }
