@@ -89,6 +89,30 @@ fn report_is_rebuilt_byte_identically() {
     assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
 }
 
+/// The committed results documents' file names, sorted.
+fn fixtures() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("tests/data/results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn report_never_rewrites_results_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    for fixture in fixtures() {
+        let dir = tmp.path().join(&fixture);
+        report(&fixture, &dir);
+        let committed = std::fs::read(root().join("tests/data/results").join(&fixture)).unwrap();
+        let after = std::fs::read(dir.join("results.json")).unwrap();
+        assert!(committed == after, "{fixture}: results.json changed");
+        assert!(dir.join("summary.md").is_file(), "{fixture}: no report");
+    }
+}
+
 #[test]
 fn single_interpreter_runs_have_no_grouped_chart_and_mark_too_few_rounds() {
     let tmp = tempfile::tempdir().unwrap();
