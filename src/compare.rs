@@ -12,9 +12,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::Path;
-
-use anyhow::Context;
 
 use crate::analysis::ops::{loop_of, op_names, op_ns as op_value};
 use crate::error::UsageError;
@@ -152,19 +149,6 @@ impl Report {
     pub fn exit_code(&self) -> i32 {
         i32::from(self.changes.iter().any(|c| c.outcome.fails()))
     }
-}
-
-/// Reads a results document from a results folder or a `results.json` path.
-pub fn load(path: &Path) -> anyhow::Result<Results> {
-    let file = if path.is_dir() {
-        path.join("results.json")
-    } else {
-        path.to_path_buf()
-    };
-    let text = std::fs::read_to_string(&file)
-        .with_context(|| format!("cannot read {}", file.display()))?;
-    serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a results document", file.display()))
 }
 
 /// Whether a version string matches a requested one component-wise (`3.10` ~ `3.10.13`).

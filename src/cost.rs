@@ -4,11 +4,7 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use anyhow::Context;
-
 pub use crate::analysis::cost::{cost_rows, CostRow, MixCosts, RequestMix};
-use crate::cli::CostArgs;
-use crate::error::UsageError;
 use crate::results::Results;
 
 /// The cost table as Markdown.
@@ -57,46 +53,22 @@ pub fn render(rows: &[CostRow], mix: RequestMix, request_ms: f64, source: &str) 
     out
 }
 
-/// `asynclab cost`: loads DIR/results.json and prints the table.
-pub fn run(a: &CostArgs) -> anyhow::Result<i32> {
-    if !(a.request_ms.is_finite() && a.request_ms > 0.0) {
-        return Err(UsageError::Flag {
-            flag: "--request-ms",
-            message: format!(
-                "{} is not a request time; give milliseconds > 0, e.g. --request-ms 20",
-                a.request_ms
-            ),
-        }
-        .into());
-    }
-    let path = if a.dir.is_dir() {
-        a.dir.join("results.json")
-    } else {
-        a.dir.clone()
-    };
-    let results = load(&path)?;
-    let mix = RequestMix {
-        tasks: a.tasks,
-        queue_ops: a.queue_ops,
-        round_trips: a.round_trips,
-    };
-    let rows = cost_rows(&results.cells, mix, a.request_ms, a.base.as_deref())?;
+/// `asynclab cost`: loads `dir` (a results folder or results.json) and prints the table for
+/// `mix` in a request of `request_ms` milliseconds (> 0), upgrades measured from `base`.
+pub fn run(
+    dir: &Path,
+    mix: RequestMix,
+    request_ms: f64,
+    base: Option<&str>,
+) -> anyhow::Result<i32> {
+    let path = crate::results::json_path(dir);
+    let results = Results::load(&path)?;
+    let rows = cost_rows(&results.cells, mix, request_ms, base)?;
     print!(
         "{}",
-        render(&rows, mix, a.request_ms, &path.display().to_string())
+        render(&rows, mix, request_ms, &path.display().to_string())
     );
     Ok(0)
-}
-
-fn load(path: &Path) -> anyhow::Result<Results> {
-    let text = std::fs::read_to_string(path).with_context(|| {
-        format!(
-            "cannot read {}; give a results folder from `asynclab run`",
-            path.display()
-        )
-    })?;
-    serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a results document", path.display()))
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! The results document (`results.json`): the lab's public interface, versioned.
 //!
-//! `schema/results.schema.json` describes it; a test checks real output against that schema.
+//! `schema/results.schema.json` describes it; tests check real output and every field of these
+//! types against that schema. [`Results::load`] is the one reader, for every subcommand.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -11,6 +13,53 @@ use crate::stats::Summary;
 
 /// Version of the results document; bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// The oldest `schema_version` this build still reads (every one up to [`SCHEMA_VERSION`]).
+pub const OLDEST_SCHEMA_VERSION: u32 = 1;
+
+/// The results.json of `dir_or_file`: `DIR/results.json` for a folder, else the path itself.
+pub fn json_path(dir_or_file: &Path) -> PathBuf {
+    if dir_or_file.is_dir() {
+        dir_or_file.join("results.json")
+    } else {
+        dir_or_file.to_path_buf()
+    }
+}
+
+impl Results {
+    /// Reads a results document from a results folder or a results.json path. Fails with one
+    /// line naming the file and the fix: unreadable, not JSON, no `schema_version`, a schema
+    /// this build cannot read (checked before the fields, so a newer document is reported as
+    /// newer, not as missing a field), or fields that do not match the schema.
+    pub fn load(dir_or_file: &Path) -> anyhow::Result<Results> {
+        let file = json_path(dir_or_file);
+        let shown = file.display();
+        let fix = "give a results folder written by `asynclab run` (or its results.json)";
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| anyhow::anyhow!("cannot read {shown}: {e}; {fix}"))?;
+        let doc: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{shown} is not JSON ({e}); {fix}"))?;
+        let version = doc
+            .get("schema_version")
+            .and_then(serde_json::Value::as_u64);
+        let Some(version) = version else {
+            anyhow::bail!("{shown} is not a results document (no schema_version); {fix}");
+        };
+        if version > u64::from(SCHEMA_VERSION) {
+            anyhow::bail!(
+                "{shown} was written by a newer asynclab (schema {version}, this build reads ≤ {SCHEMA_VERSION}): upgrade asynclab"
+            );
+        }
+        if version < u64::from(OLDEST_SCHEMA_VERSION) {
+            anyhow::bail!(
+                "{shown} has schema_version {version}, older than any asynclab wrote; {fix}"
+            );
+        }
+        serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!("{shown} is not a results document of schema {version} ({e}); {fix}")
+        })
+    }
+}
 
 /// The whole results document of one `asynclab run`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -397,4 +446,70 @@ pub struct Sweep {
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const QUICK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/results/quick.json");
+
+    /// The error line `Results::load` gives for a results.json holding `text`.
+    fn load_error(text: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("results.json"), text).unwrap();
+        let e = Results::load(dir.path()).unwrap_err();
+        let line = format!("{e:#}");
+        assert!(!line.contains('\n'), "one line: {line}");
+        assert!(line.contains("results.json"), "names the file: {line}");
+        line
+    }
+
+    #[test]
+    fn loads_a_folder_or_its_results_json() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(QUICK, dir.path().join("results.json")).unwrap();
+        let from_dir = Results::load(dir.path()).unwrap();
+        let from_file = Results::load(&dir.path().join("results.json")).unwrap();
+        assert_eq!(from_dir.schema_version, SCHEMA_VERSION);
+        assert_eq!(from_dir.cells.len(), from_file.cells.len());
+    }
+
+    #[test]
+    fn a_newer_schema_is_reported_as_newer_not_as_a_missing_field() {
+        let line = load_error(r#"{"schema_version": 99, "something_new": true}"#);
+        assert!(
+            line.contains(
+                "written by a newer asynclab (schema 99, this build reads ≤ 1): upgrade asynclab"
+            ),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn broken_documents_get_one_line_with_the_fix() {
+        for (text, needle) in [
+            ("{", "is not JSON"),
+            (r#"{"cells": []}"#, "no schema_version"),
+            (r#"{"schema_version": "1"}"#, "no schema_version"),
+            (r#"{"schema_version": 0}"#, "older than any asynclab wrote"),
+            (
+                r#"{"schema_version": 1}"#,
+                "is not a results document of schema 1",
+            ),
+        ] {
+            let line = load_error(text);
+            assert!(line.contains(needle), "{text}: {line}");
+            assert!(
+                line.contains("asynclab run"),
+                "{text}: says the fix: {line}"
+            );
+        }
+        let empty = tempfile::tempdir().unwrap();
+        let line = format!("{:#}", Results::load(empty.path()).unwrap_err());
+        assert!(
+            line.starts_with("cannot read ") && line.contains("asynclab run"),
+            "{line}"
+        );
+    }
 }

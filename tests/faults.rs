@@ -92,6 +92,18 @@ fn failing_workloads_mark_their_cells_and_the_matrix_goes_on() {
     );
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(summary.contains("hang (failed)"), "{summary}");
+    // Written like any file (0666 less the umask the driver inherited), not a temp file's 0600.
+    let umask = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .map(|m| u32::from_str_radix(m.trim(), 8).unwrap())
+        .unwrap();
+    for f in ["results.json", "summary.md", "results.csv", "report.html"] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.join(f)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !umask, "{f}: {mode:o}");
+    }
 }
 
 /// Starts a run of the `sleepy` scenario, sends `signal` once its worker runs, and returns the

@@ -89,6 +89,71 @@ fn report_is_rebuilt_byte_identically() {
     assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
 }
 
+/// The committed results documents' file names, sorted.
+fn fixtures() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("tests/data/results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn report_never_rewrites_results_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    for fixture in fixtures() {
+        let dir = tmp.path().join(&fixture);
+        report(&fixture, &dir);
+        let committed = std::fs::read(root().join("tests/data/results").join(&fixture)).unwrap();
+        let after = std::fs::read(dir.join("results.json")).unwrap();
+        assert!(committed == after, "{fixture}: results.json changed");
+        assert!(dir.join("summary.md").is_file(), "{fixture}: no report");
+    }
+}
+
+#[test]
+fn outputs_get_the_usual_mode_not_a_temp_files_0600() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    for (umask, mode) in [("022", 0o644), ("027", 0o640)] {
+        let dir = tmp.path().join(umask);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(
+            root().join("tests/data/results/quick.json"),
+            dir.join("results.json"),
+        )
+        .unwrap();
+        // The umask a user's shell would set, then `asynclab report DIR`.
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "umask {umask} && exec \"$0\" report \"$1\" >/dev/null"
+            ))
+            .arg(assert_cmd::cargo::cargo_bin("asynclab"))
+            .arg(&dir)
+            .current_dir(root())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let mut files = vec![
+            dir.join("summary.md"),
+            dir.join("results.csv"),
+            dir.join("report.html"),
+        ];
+        files.extend(
+            std::fs::read_dir(dir.join("charts"))
+                .unwrap()
+                .map(|e| e.unwrap().path()),
+        );
+        for f in files {
+            let got = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
+            assert_eq!(got, mode, "{} under umask {umask}: {got:o}", f.display());
+        }
+    }
+}
+
 #[test]
 fn single_interpreter_runs_have_no_grouped_chart_and_mark_too_few_rounds() {
     let tmp = tempfile::tempdir().unwrap();

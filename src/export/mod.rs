@@ -66,10 +66,15 @@ pub fn all() -> Vec<Box<dyn Exporter>> {
     ]
 }
 
-/// Writes a file atomically: a temp file in the same folder, fsync, rename.
+/// Writes a file atomically: a temp file in the same folder, fsync, rename. The file gets
+/// the usual mode (0666 less the umask, 0644 under the common umask 022), not the temp file's
+/// private 0600, so a shared results folder is readable by others.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+    let mut tmp = tempfile::Builder::new()
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
         .with_context(|| format!("cannot write in {}", dir.display()))?;
     tmp.write_all(bytes)
         .and_then(|_| tmp.as_file().sync_all())

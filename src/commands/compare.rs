@@ -1,0 +1,78 @@
+//! `asynclab compare`: the regression gate's flags, checked here; the comparison itself is
+//! [`crate::compare`].
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::compare;
+use crate::error::UsageError;
+use crate::results::Results;
+
+/// `asynclab compare`.
+#[derive(Debug, Args, Clone)]
+pub struct CompareArgs {
+    /// The baseline: a results folder or a results.json path.
+    pub base: PathBuf,
+    /// The run to judge (a results folder or results.json); omit it with --by.
+    pub new: Option<PathBuf>,
+    /// Fail when a cell is worse than BASE by more than this many percent (and significantly).
+    #[arg(long, default_value_t = 10.0, value_name = "PCT")]
+    pub threshold: f64,
+    /// The per-run number compared: throughput (higher is better), wall, cpu or rss (lower is better).
+    #[arg(long, value_enum, default_value = "throughput")]
+    pub metric: compare::Metric,
+    /// Compare within BASE: DIM is python or loop, then the baseline value and the new value
+    /// (e.g. `--by python 3.10 3.12`); cells are paired by round.
+    #[arg(long, num_args = 3, value_names = ["DIM", "BASE_VALUE", "NEW_VALUE"])]
+    pub by: Option<Vec<String>>,
+}
+
+/// Checks the flags, compares, prints; 1 when the gate fails.
+pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
+    if !(a.threshold.is_finite() && a.threshold >= 0.0) {
+        return Err(UsageError::Flag {
+            flag: "--threshold",
+            message: format!("{} is not a percentage; give a number like 10", a.threshold),
+        }
+        .into());
+    }
+    let base = Results::load(&a.base)?;
+    let report = match (&a.by, &a.new) {
+        (Some(by), None) => {
+            let dim = match by[0].as_str() {
+                "python" => compare::By::Python,
+                "loop" => compare::By::Loop,
+                other => {
+                    return Err(UsageError::Flag {
+                        flag: "--by",
+                        message: format!("'{other}' is not a dimension; use --by python 3.10 3.12 or --by loop asyncio uvloop"),
+                    }
+                    .into())
+                }
+            };
+            compare::compare_within(&base, dim, &by[1], &by[2], a.metric, a.threshold)?
+        }
+        (None, Some(new)) => {
+            let new_doc = Results::load(new)?;
+            let names = (a.base.display().to_string(), new.display().to_string());
+            compare::compare_runs(&base, &new_doc, a.metric, a.threshold, (&names.0, &names.1))?
+        }
+        (Some(_), Some(_)) => {
+            return Err(UsageError::Flag {
+                flag: "--by",
+                message: "compares within one run; give one results folder, not two".into(),
+            }
+            .into())
+        }
+        (None, None) => {
+            return Err(UsageError::Flag {
+                flag: "NEW",
+                message: "missing: give BASE and NEW results folders, or one folder with --by python|loop BASE_VALUE NEW_VALUE".into(),
+            }
+            .into())
+        }
+    };
+    print!("{}", compare::render(&report));
+    Ok(report.exit_code())
+}

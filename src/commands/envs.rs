@@ -1,0 +1,67 @@
+//! `asynclab envs`: finds the interpreters and builds (or reuses) their environments; `run`
+//! prepares its interpreters the same way.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::CommonArgs;
+use crate::python::{self, PythonEnv};
+
+/// `asynclab envs`.
+#[derive(Debug, Args, Clone)]
+pub struct EnvArgs {
+    /// Shared folder options.
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Interpreters: versions like 3.12 or paths, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub python: Vec<String>,
+    /// Folder for the environments.
+    #[arg(long, default_value = ".venvs")]
+    pub venvs: PathBuf,
+}
+
+/// Prepares every interpreter and prints where each environment is.
+pub fn execute(args: &EnvArgs) -> anyhow::Result<i32> {
+    for env in prepare_pythons(args)? {
+        println!("Python {} ready: {}", env.version, env.exe.display());
+    }
+    Ok(0)
+}
+
+/// The interpreters to use when `--python` is not given: 3.12, else `python3`.
+fn default_pythons() -> Vec<String> {
+    if python::find_interpreter("3.12").is_ok() {
+        vec!["3.12".into()]
+    } else {
+        vec!["python3".into()]
+    }
+}
+
+/// Finds each interpreter and builds or reuses its environment.
+pub fn prepare_pythons(args: &EnvArgs) -> anyhow::Result<Vec<PythonEnv>> {
+    let specs = if args.python.is_empty() {
+        default_pythons()
+    } else {
+        args.python.clone()
+    };
+    let mut envs = Vec::new();
+    for spec in specs {
+        let interp = if spec == "python3" {
+            let exe = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                .map(|d| d.join("python3"))
+                .find(|p| p.is_file())
+                .context("--python: no python3 on PATH; install Python 3.10+ or pass --python /path/to/python")?;
+            python::find_interpreter(&exe.display().to_string())?
+        } else {
+            python::find_interpreter(&spec)?
+        };
+        let env = python::prepare_env(&interp, &args.common.workloads, &args.venvs)?;
+        if !envs.iter().any(|e: &PythonEnv| e.version == env.version) {
+            envs.push(env);
+        }
+    }
+    Ok(envs)
+}

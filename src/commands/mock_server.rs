@@ -1,0 +1,22 @@
+//! `asynclab mock-server`: the mock HTTP server alone, until Ctrl-C.
+
+use clap::Args;
+
+use crate::services;
+
+/// `asynclab mock-server`.
+#[derive(Debug, Args, Clone)]
+pub struct MockServerArgs {
+    /// Port (0 picks a free one).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Address to bind; loopback unless told otherwise.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+}
+
+/// Serves until interrupted; a port in use is an error naming the address.
+pub fn execute(args: &MockServerArgs) -> anyhow::Result<i32> {
+    services::mock_http::run_standalone(std::net::SocketAddr::new(args.host, args.port))?;
+    Ok(0)
+}

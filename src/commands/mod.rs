@@ -1,0 +1,37 @@
+//! One file per subcommand: each owns its clap arguments, checks its own flags (with
+//! [`UsageError`](crate::error::UsageError) lines naming the flag and the fix) and returns
+//! the process exit code from `execute`.
+//!
+//! | file            | subcommand               |
+//! |-----------------|--------------------------|
+//! | `run/`          | `asynclab run`: plan → start services → measure → write |
+//! | `list.rs`       | `asynclab list`          |
+//! | `envs.rs`       | `asynclab envs` (and the interpreters `run` uses) |
+//! | `mock_server.rs`| `asynclab mock-server`   |
+//! | `self_check.rs` | `asynclab self-check`    |
+//! | `doctor.rs`     | `asynclab doctor`        |
+//! | `cost.rs`       | `asynclab cost`          |
+//! | `report.rs`     | `asynclab report`        |
+//! | `compare.rs`    | `asynclab compare`       |
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+pub mod compare;
+pub mod cost;
+pub mod doctor;
+pub mod envs;
+pub mod list;
+pub mod mock_server;
+pub mod report;
+pub mod run;
+pub mod self_check;
+
+/// Where the workloads and environments live.
+#[derive(Debug, Args, Clone)]
+pub struct CommonArgs {
+    /// Folder with catalogue.toml, harness.py and the scripts.
+    #[arg(long, default_value = "workloads")]
+    pub workloads: PathBuf,
+}

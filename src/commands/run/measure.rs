@@ -1,0 +1,107 @@
+//! Stage 3 of `asynclab run`: the results document's header, then every scenario's cells
+//! measured in interleaved rounds, results.json saved atomically after every run.
+
+use std::path::Path;
+
+use super::plan::RunPlan;
+use super::services::Services;
+use super::RunArgs;
+use crate::export;
+use crate::results::{Cell, Method, Results, ScenarioPlan, SCHEMA_VERSION};
+use crate::runner::interference;
+use crate::runner::process::ProcessExecutor;
+use crate::runner::scheduler::{new_cell, run_interleaved};
+use crate::runner::sweep;
+use crate::{analysis, envinfo};
+
+/// The document before any cell: who wrote it, when, on what, and how it is measured.
+pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Results {
+    let mut env = envinfo::collect(&plan.pythons, &plan.harness);
+    env.mock_http = services.http.as_ref().map(|h| h.url());
+    env.postgres = services.pg.as_ref().map(|p| p.describe());
+    let first = plan.scenarios[0].plan;
+    Results {
+        schema_version: SCHEMA_VERSION,
+        generated_by: format!("asynclab {}", env!("CARGO_PKG_VERSION")),
+        started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        env,
+        method: Method {
+            rounds: first.rounds,
+            warmups: first.warmups,
+            order: "interleaved: every cell once per round, order rotated by one each round".into(),
+            quick: args.quick,
+            cpus: args.cpus.clone(),
+            scenario_plans: plan
+                .scenarios
+                .iter()
+                .filter(|s| (s.plan.rounds, s.plan.warmups) != (first.rounds, first.warmups))
+                .map(|s| {
+                    let p = ScenarioPlan {
+                        rounds: s.plan.rounds,
+                        warmups: s.plan.warmups,
+                    };
+                    (s.scenario.name.clone(), p)
+                })
+                .collect(),
+        },
+        scenarios: plan
+            .scenarios
+            .iter()
+            .map(|s| (s.scenario.name.clone(), s.scenario.info()))
+            .collect(),
+        cells: Vec::new(),
+        sweeps: Vec::new(),
+    }
+}
+
+/// Measures every scenario in turn (one batch, or one per rate for `--rates auto`), saving
+/// `header` with the cells so far to `dir/results.json` after every run. Returns the cells
+/// measured, also when measuring stopped early, and how it ended (an error: a run could not be
+/// saved, or Ctrl-C).
+pub fn measure(
+    args: &RunArgs,
+    plan: &RunPlan,
+    services: &Services,
+    header: Results,
+    dir: &Path,
+) -> (Vec<Cell>, anyhow::Result<()>) {
+    let mut exec = ProcessExecutor {
+        harness: plan.harness.clone(),
+        services: services.addrs.clone(),
+        http_requests: services.http_requests(),
+        cpus: args.cpus.clone(),
+        service_pids: services.pids(),
+        limits: interference::Limits {
+            max_foreign_cores: interference::DEFAULT_MAX_FOREIGN_CORES,
+        },
+    };
+    let mut measured: Vec<Cell> = Vec::new();
+    let outcome = (|| -> anyhow::Result<()> {
+        let auto = args.rates == Some(sweep::Rates::Auto);
+        for planned in &plan.scenarios {
+            let mut batches = sweep::Batches::new(planned.specs.clone(), auto);
+            while let Some(specs) = batches.next_batch(&measured) {
+                let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
+                let mut save = |current: &[Cell]| -> anyhow::Result<()> {
+                    let mut doc = header.clone();
+                    doc.cells = measured.iter().chain(current.iter()).cloned().collect();
+                    doc.sweeps = analysis::sweep::analyze(&doc.cells);
+                    export::write_results(&doc, dir)
+                };
+                let mut progress = |line: &str| eprintln!("asynclab: {line}");
+                let r = run_interleaved(
+                    &specs,
+                    planned.plan,
+                    &mut exec,
+                    &mut cells,
+                    &mut save,
+                    &mut progress,
+                );
+                measured.extend(cells);
+                r?;
+            }
+        }
+        Ok(())
+    })();
+    (measured, outcome)
+}

@@ -1,0 +1,161 @@
+//! Stage 1 of `asynclab run`: checks the flags against the catalogue and this machine, finds
+//! the interpreters and expands each scenario's matrix with its rounds and warm-ups.
+
+use std::path::PathBuf;
+
+use super::RunArgs;
+use crate::catalogue::{Catalogue, Scenario, Service};
+use crate::commands::envs::prepare_pythons;
+use crate::error::UsageError;
+use crate::python::PythonEnv;
+use crate::runner::interference;
+use crate::runner::matrix::{self, CellSpec, ParamOverride};
+use crate::runner::scheduler::Plan;
+use crate::runner::sweep;
+
+/// Event loops `--loop` accepts (the harness knows how to make each, or says how to get it).
+pub const EVENT_LOOPS: &[&str] = &["asyncio", "uvloop", "rsloop", "zuvloop"];
+
+/// One scenario of the run: its catalogue entry, rounds and warm-ups, and matrix cells.
+pub struct PlannedScenario {
+    /// The scenario from the catalogue.
+    pub scenario: Scenario,
+    /// Its rounds and warm-ups (catalogue, flags and `--quick` combined), and how often a
+    /// run the machine interfered with is repeated.
+    pub plan: Plan,
+    /// Its matrix: one spec per cell.
+    pub specs: Vec<CellSpec>,
+}
+
+/// What a run will measure, decided before anything starts.
+pub struct RunPlan {
+    /// The scenarios in the order given (`all`: the catalogue's order).
+    pub scenarios: Vec<PlannedScenario>,
+    /// The interpreters' environments, one per distinct version.
+    pub pythons: Vec<PythonEnv>,
+    /// The absolute path of `workloads/harness.py`.
+    pub harness: PathBuf,
+}
+
+impl RunPlan {
+    /// The scenarios' catalogue entries.
+    pub fn scenario_refs(&self) -> Vec<&Scenario> {
+        self.scenarios.iter().map(|s| &s.scenario).collect()
+    }
+
+    /// Whether any scenario needs `service`.
+    pub fn needs(&self, service: Service) -> bool {
+        self.scenarios
+            .iter()
+            .any(|s| s.scenario.services.contains(&service))
+    }
+}
+
+/// Checks the flags, reads the catalogue, prepares the interpreters and expands the matrices.
+pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
+    let workloads = &args.env.common.workloads;
+    let cat = Catalogue::load(workloads)?;
+    let names: Vec<String> = if args.scenario.iter().any(|s| s == "all") {
+        cat.names()
+    } else {
+        args.scenario.clone()
+    };
+    let scenarios = names
+        .iter()
+        .map(|n| cat.get(n))
+        .collect::<Result<Vec<_>, _>>()?;
+    let overrides = with_loop_axis(&args.params, &args.event_loops)?;
+    let overrides = sweep::with_rates(&overrides, args.rates.as_ref(), &scenarios)?;
+    matrix::check_overrides(&scenarios, &overrides)?;
+    if args.rounds == Some(0) {
+        return Err(UsageError::Flag {
+            flag: "--rounds",
+            message: "must be at least 1 (3 or more to get an interval)".into(),
+        }
+        .into());
+    }
+    check_cpus(&args.cpus)?;
+    let plans: Vec<Plan> = scenarios
+        .iter()
+        .map(|s| {
+            let (rounds, warmups) = s.plan(args.rounds, args.warmups, args.quick);
+            Plan {
+                rounds,
+                warmups,
+                repeats: interference::DEFAULT_REPEATS,
+            }
+        })
+        .collect();
+    let harness = std::path::absolute(workloads.join("harness.py"))?;
+    if !harness.is_file() {
+        anyhow::bail!(
+            "{} not found: pass --workloads DIR pointing at the asynclab workloads folder",
+            harness.display()
+        );
+    }
+    let pythons = prepare_pythons(&args.env)?;
+    let mut planned = Vec::new();
+    for (s, plan) in scenarios.into_iter().zip(plans) {
+        let specs = matrix::expand(
+            s,
+            &std::path::absolute(&cat.dir)?,
+            &pythons,
+            &overrides,
+            args.quick,
+        )?;
+        planned.push(PlannedScenario {
+            scenario: s.clone(),
+            plan,
+            specs,
+        });
+    }
+    Ok(RunPlan {
+        scenarios: planned,
+        pythons,
+        harness,
+    })
+}
+
+/// `--param` overrides plus `--loop L1,L2` as the `loop` parameter's matrix axis.
+fn with_loop_axis(
+    params: &[ParamOverride],
+    loops: &[String],
+) -> Result<Vec<ParamOverride>, UsageError> {
+    let mut out = params.to_vec();
+    if loops.is_empty() {
+        return Ok(out);
+    }
+    let flag = "--loop";
+    if let Some(bad) = loops.iter().find(|l| !EVENT_LOOPS.contains(&l.as_str())) {
+        let message = format!(
+            "unknown event loop '{bad}'; known: {}",
+            EVENT_LOOPS.join(", ")
+        );
+        return Err(UsageError::Flag { flag, message });
+    }
+    if params.iter().any(|p| p.key == "loop") {
+        let message = "given together with --param loop=...; use one of them".into();
+        return Err(UsageError::Flag { flag, message });
+    }
+    out.push(ParamOverride {
+        key: "loop".into(),
+        values: loops.to_vec(),
+    });
+    Ok(out)
+}
+
+/// Checks `--cpus` against the CPUs this machine has.
+fn check_cpus(cpus: &[usize]) -> Result<(), UsageError> {
+    // SAFETY: sysconf has no preconditions.
+    let configured = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as usize;
+    match cpus.iter().find(|&&c| c >= configured) {
+        Some(c) => Err(UsageError::Flag {
+            flag: "--cpus",
+            message: format!(
+                "CPU {c} does not exist; this machine has CPUs 0..={} (e.g. --cpus 0 or --cpus 0,1)",
+                configured - 1
+            ),
+        }),
+        None => Ok(()),
+    }
+}

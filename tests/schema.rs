@@ -1,0 +1,349 @@
+//! The committed JSON Schema follows the Rust types: every field the results types serialize
+//! is described in `schema/results.schema.json`, every property the schema describes is one the
+//! types serialize, and the documents validate. Checked on each committed document in
+//! `tests/data/results/` read through the types, and on one with every optional part filled in.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use asynclab::extras::{CorrectnessRow, Extras, OpFigure, PyperfBenchmark};
+use asynclab::results::{
+    Interference, Knee, Results, ScenarioInfo, ScenarioPlan, Sweep, SweepPoint,
+};
+use asynclab::stats::{hdr, summarize};
+use common::*;
+use serde_json::Value;
+
+fn schema() -> Value {
+    let text = std::fs::read_to_string(root().join("schema/results.schema.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Each committed results document, read through the types.
+fn committed() -> Vec<(String, Results)> {
+    let mut docs: Vec<(String, Results)> = std::fs::read_dir(root().join("tests/data/results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let r = Results::load(&p).unwrap();
+            (p.file_name().unwrap().to_string_lossy().into_owned(), r)
+        })
+        .collect();
+    docs.sort_by(|a, b| a.0.cmp(&b.0));
+    assert!(docs.len() >= 3, "committed documents missing");
+    docs
+}
+
+/// A document in which every optional part of every type is present: a sweep, per-round
+/// percentile spreads, further latency sets, histograms, per-scenario plans, services, the
+/// catalogue's words, interference, contaminated runs and every typed kind of `extra`.
+fn fully_populated() -> Results {
+    let mut r = Results::load(&root().join("tests/data/results/two_pythons.json")).unwrap();
+    r.env.postgres = Some("postgresql 16 (container postgres:16)".into());
+    r.env.mock_http = Some("http://127.0.0.1:8080".into());
+    r.env.load_avg_after = Some([1.0, 1.0, 1.0]);
+    r.method.cpus = vec![0];
+    r.scenarios.insert(
+        "io_http".into(),
+        ScenarioInfo {
+            title: "HTTP calls".into(),
+            question: "Does asyncio beat threads?".into(),
+            baseline: Some("sync".into()),
+        },
+    );
+    r.method.scenario_plans.insert(
+        "cpu".into(),
+        ScenarioPlan {
+            rounds: 3,
+            warmups: 0,
+        },
+    );
+    let cell = r
+        .cells
+        .iter_mut()
+        .find(|c| c.summary.as_ref().is_some_and(|s| s.latency_ms.is_some()))
+        .expect("a cell with latencies");
+    cell.group = "concurrency=50".into();
+    cell.decide_by = "throughput".into();
+    cell.failure = Some("a failure".into());
+    let run = &mut cell.runs[0];
+    run.memory_metric = "rss-hwm".into();
+    run.server_requests = Some(50);
+    run.latency_sets_ms
+        .insert("uncorrected".into(), vec![1.0, 2.0]);
+    run.interference = Some(Interference {
+        foreign_cpu_s: 0.5,
+        foreign_cores: 0.25,
+        steal_s: 0.0,
+        involuntary_switches: 3,
+        probe_before_ms: 1.0,
+        probe_after_ms: 1.1,
+        contaminated: true,
+        reason: Some("busy".into()),
+    });
+    let other = || BTreeMap::from([("kept".to_string(), Value::from(1))]);
+    run.extra = Extras {
+        ops: Some(BTreeMap::from([(
+            "sleep0".to_string(),
+            OpFigure {
+                ns_per_op_median: Some(50.0),
+                ns_per_op_stddev: Some(1.0),
+                ratio_to_plain_call: Some(2.0),
+                doubling_change: Some(0.01),
+                timing_ok: Some(true),
+                flag: None,
+                other: other(),
+            },
+        )])),
+        benchmarks: Some(BTreeMap::from([(
+            "sleep0".to_string(),
+            PyperfBenchmark {
+                median_ns: Some(50.0),
+                mean_ns: Some(51.0),
+                stdev_ns: Some(1.0),
+                other: other(),
+            },
+        )])),
+        rows: Some(vec![CorrectnessRow {
+            case: Value::from("cancel"),
+            expected: Value::from("cancelled"),
+            observed: Value::from("cancelled"),
+            ok: true,
+            other: other(),
+        }]),
+        elapsed_ms: Some(10.0),
+        achieved_rate_per_s: Some(10.0),
+        abandoned: Some(0),
+        workers: Some(2),
+        other: other(),
+    };
+    let summary = cell.summary.as_mut().unwrap();
+    summary.contaminated_runs = 1;
+    summary.rounds_without_clean_run = 1;
+    let spread = summarize(&[1.0, 2.0, 3.0]);
+    let latency = summary.latency_ms.as_mut().unwrap();
+    latency.p50_over_rounds = Some(spread.clone());
+    latency.p99_over_rounds = Some(spread);
+    let latency = latency.clone();
+    summary
+        .latency_sets_ms
+        .insert("uncorrected".into(), latency);
+    let hist = hdr::record("service", &[1.0, 2.0, 3.0]).unwrap();
+    summary.latency_hist = Some(hist.clone());
+    summary.latency_sets_hist.insert("uncorrected".into(), hist);
+    let id = cell.id.clone();
+    r.sweeps.push(Sweep {
+        scenario: "io_http".into(),
+        variant: "asyncio".into(),
+        python: "3.12.1".into(),
+        params: BTreeMap::from([("concurrency".into(), Value::from(50))]),
+        reference_ms: Some(100.0),
+        points: vec![SweepPoint {
+            cell_id: id,
+            offered_rate_per_s: 10.0,
+            achieved_rate_per_s: Some(10.0),
+            corrected_p50_ms: Some(100.0),
+            corrected_p99_ms: Some(101.0),
+            uncorrected_p50_ms: Some(100.0),
+            uncorrected_p99_ms: Some(100.5),
+            abandoned: 0,
+            saturated: false,
+            reason: Some("kept up".into()),
+        }],
+        knee: Knee::NotReached,
+        knee_rate_per_s: Some(10.0),
+        saturated_rate_per_s: None,
+    });
+    r
+}
+
+/// The concrete schema nodes `node` stands for: `$ref`s resolved, `oneOf`/`anyOf`/`allOf`
+/// branches flattened.
+fn branches<'a>(root: &'a Value, node: &'a Value) -> Vec<&'a Value> {
+    if let Some(reference) = node.get("$ref").and_then(Value::as_str) {
+        let target = root
+            .pointer(reference.trim_start_matches('#'))
+            .unwrap_or_else(|| panic!("dangling $ref {reference}"));
+        let mut out = branches(root, target);
+        out.push(node);
+        return out;
+    }
+    let mut out = vec![node];
+    for key in ["oneOf", "anyOf", "allOf"] {
+        for b in node
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            out.extend(branches(root, b));
+        }
+    }
+    out
+}
+
+/// What an object node allows: described properties, and the schema of map values.
+fn object_parts<'a>(
+    root: &'a Value,
+    node: &'a Value,
+) -> (BTreeMap<&'a str, &'a Value>, Option<&'a Value>) {
+    let mut props = BTreeMap::new();
+    let mut values = None;
+    for n in branches(root, node) {
+        if let Some(p) = n.get("properties").and_then(Value::as_object) {
+            props.extend(p.iter().map(|(k, v)| (k.as_str(), v)));
+        }
+        if let Some(a) = n.get("additionalProperties").filter(|a| a.is_object()) {
+            values = Some(a);
+        }
+    }
+    (props, values)
+}
+
+/// Walks a serialized document along the schema: records the property paths it uses and
+/// reports fields the schema does not describe. Objects the schema leaves free-form (no
+/// properties, no value schema: `params`, `extra`) are not entered.
+fn walk(
+    root: &Value,
+    node: &Value,
+    value: &Value,
+    path: &str,
+    seen: &mut BTreeSet<String>,
+    errors: &mut Vec<String>,
+) {
+    match value {
+        Value::Object(map) => {
+            let (props, values) = object_parts(root, node);
+            if props.is_empty() && values.is_none() {
+                return;
+            }
+            for (k, v) in map {
+                if let Some(sub) = props.get(k.as_str()) {
+                    let p = format!("{path}.{k}");
+                    walk(root, sub, v, &p, seen, errors);
+                    seen.insert(p);
+                } else if let Some(sub) = values {
+                    walk(root, sub, v, &format!("{path}.*"), seen, errors);
+                } else {
+                    errors.push(format!(
+                        "{path}.{k}: the types serialize it, the schema does not describe it"
+                    ));
+                }
+            }
+        }
+        Value::Array(items) => {
+            let item_nodes: Vec<&Value> = branches(root, node)
+                .into_iter()
+                .filter_map(|n| n.get("items"))
+                .collect();
+            for item in items {
+                for n in &item_nodes {
+                    walk(root, n, item, &format!("{path}[]"), seen, errors);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every property path the schema describes; `required` names it does not describe are errors.
+fn schema_paths(
+    root: &Value,
+    node: &Value,
+    path: &str,
+    out: &mut BTreeSet<String>,
+    errors: &mut Vec<String>,
+) {
+    assert!(path.len() < 400, "schema recursion at {path}");
+    let (props, values) = object_parts(root, node);
+    for n in branches(root, node) {
+        for r in n
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = r.as_str().unwrap();
+            if !props.contains_key(name) {
+                errors.push(format!(
+                    "{path}.{name}: required by the schema but not described in its properties"
+                ));
+            }
+        }
+        if let Some(items) = n.get("items") {
+            schema_paths(root, items, &format!("{path}[]"), out, errors);
+        }
+    }
+    for (k, sub) in props {
+        let p = format!("{path}.{k}");
+        out.insert(p.clone());
+        schema_paths(root, sub, &p, out, errors);
+    }
+    if let Some(sub) = values {
+        schema_paths(root, sub, &format!("{path}.*"), out, errors);
+    }
+}
+
+#[test]
+fn the_schema_describes_exactly_the_fields_the_types_serialize() {
+    let root = schema();
+    let mut docs = committed();
+    docs.push(("fully populated".into(), fully_populated()));
+    let mut seen = BTreeSet::new();
+    // Each difference once, with the documents it shows in.
+    let mut undescribed: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for (name, doc) in &docs {
+        let value = serde_json::to_value(doc).unwrap();
+        let mut doc_errors = Vec::new();
+        walk(&root, &root, &value, "", &mut seen, &mut doc_errors);
+        for e in doc_errors {
+            undescribed.entry(e).or_default().insert(name);
+        }
+    }
+    let mut errors: Vec<String> = undescribed
+        .into_iter()
+        .map(|(e, names)| {
+            let names: Vec<&str> = names.into_iter().collect();
+            format!("{e} (in {})", names.join(", "))
+        })
+        .collect();
+    let mut described = BTreeSet::new();
+    schema_paths(&root, &root, "", &mut described, &mut errors);
+    // Only the top of a subtree no type serializes.
+    let mut unserialized: Vec<&String> = Vec::new();
+    for p in described.difference(&seen) {
+        let inside =
+            |top: &&String| p.starts_with(&format!("{top}.")) || p.starts_with(&format!("{top}["));
+        if !unserialized.iter().any(inside) {
+            unserialized.push(p);
+        }
+    }
+    for p in unserialized {
+        errors.push(format!(
+            "{p}: described by the schema, serialized by no type"
+        ));
+    }
+    assert!(
+        errors.is_empty(),
+        "schema and types differ:\n{}",
+        errors.join("\n")
+    );
+}
+
+#[test]
+fn documents_read_through_the_types_validate() {
+    let root = schema();
+    let validator = jsonschema::validator_for(&root).unwrap();
+    let mut docs = committed();
+    docs.push(("fully populated".into(), fully_populated()));
+    for (name, doc) in &docs {
+        let value = serde_json::to_value(doc).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&value)
+            .map(|e| format!("{e} at {}", e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "{name}: {errors:#?}");
+    }
+}
