@@ -122,6 +122,21 @@ pub struct Method {
     /// per-scenario `rounds`/`warmups`), by scenario name.
     #[serde(default)]
     pub scenario_plans: BTreeMap<String, ScenarioPlan>,
+    /// When a run counted as contaminated by other programs, and how often it was repeated;
+    /// absent in documents from before interference was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference: Option<InterferencePolicy>,
+}
+
+/// The limits a run was held to (`--max-foreign-cores`, `--repeats`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct InterferencePolicy {
+    /// A run whose foreign CPU (or steal) exceeded this many cores' worth was contaminated.
+    pub max_foreign_cores: f64,
+    /// Foreign CPU below this many seconds never counted (the counters' resolution).
+    pub floor_s: f64,
+    /// How many times a contaminated run was repeated in its round.
+    pub repeats: usize,
 }
 
 /// Rounds and warm-ups of one scenario, where they differ from the run's.

@@ -43,6 +43,11 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
                     (s.scenario.name.clone(), p)
                 })
                 .collect(),
+            interference: Some(crate::results::InterferencePolicy {
+                max_foreign_cores: args.max_foreign_cores,
+                floor_s: interference::FOREIGN_FLOOR_S,
+                repeats: args.repeats,
+            }),
         },
         scenarios: plan
             .scenarios
@@ -72,7 +77,7 @@ pub fn measure(
         cpus: args.cpus.clone(),
         service_pids: services.pids(),
         limits: interference::Limits {
-            max_foreign_cores: interference::DEFAULT_MAX_FOREIGN_CORES,
+            max_foreign_cores: args.max_foreign_cores,
         },
     };
     let mut measured: Vec<Cell> = Vec::new();

@@ -62,10 +62,19 @@ pub struct RunArgs {
     /// asynclab/postgres:15-debian locally for machines without a registry.
     #[arg(long, env = "ASYNCLAB_PG_IMAGE", default_value = "postgres:16")]
     pub pg_image: String,
-    /// Exit 1 when any cell reports errors or variants that must agree do not (what
-    /// `make test-db` uses); without it only crashed or hung cells do.
+    /// Exit 1 when any cell reports errors, variants that must agree do not, or a cell is
+    /// inconclusive because the machine stayed busy (what `make test-db` uses); without it only
+    /// crashed or hung cells do.
     #[arg(long)]
     pub strict: bool,
+    /// A run during which other programs used more than this many cores' worth of CPU (or the
+    /// hypervisor took as much as steal) is contaminated: kept, repeated, left out.
+    #[arg(long, value_name = "CORES", default_value_t = crate::runner::interference::DEFAULT_MAX_FOREIGN_CORES)]
+    pub max_foreign_cores: f64,
+    /// How many times a contaminated run is repeated in its round before the cell is left
+    /// inconclusive.
+    #[arg(long, value_name = "N", default_value_t = crate::runner::interference::DEFAULT_REPEATS)]
+    pub repeats: usize,
 }
 
 /// Plans, starts the services, measures and writes; the exit code of [`write::finish`].

@@ -8,7 +8,6 @@ use crate::catalogue::{Catalogue, Scenario, Service};
 use crate::commands::envs::prepare_pythons;
 use crate::error::UsageError;
 use crate::python::PythonEnv;
-use crate::runner::interference;
 use crate::runner::matrix::{self, CellSpec, ParamOverride};
 use crate::runner::scheduler::Plan;
 use crate::runner::sweep;
@@ -75,6 +74,16 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         .into());
     }
     check_cpus(&args.cpus)?;
+    if !(args.max_foreign_cores.is_finite() && args.max_foreign_cores >= 0.0) {
+        return Err(UsageError::Flag {
+            flag: "--max-foreign-cores",
+            message: format!(
+                "{} is not a number of cores; give e.g. 0.1 (a tenth of one core's time)",
+                args.max_foreign_cores
+            ),
+        }
+        .into());
+    }
     let plans: Vec<Plan> = scenarios
         .iter()
         .map(|s| {
@@ -82,7 +91,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
             Plan {
                 rounds,
                 warmups,
-                repeats: interference::DEFAULT_REPEATS,
+                repeats: args.repeats,
             }
         })
         .collect();

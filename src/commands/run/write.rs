@@ -90,6 +90,20 @@ fn exit_code(results: &Results, disagreements: &[String], strict: bool, dir: &Pa
         );
         return 1;
     }
+    let inconclusive: Vec<String> = results
+        .cells
+        .iter()
+        .filter_map(|c| {
+            crate::analysis::verdict::busy_machine(c)
+                .map(|why| format!("{} inconclusive: {why}", c.id))
+        })
+        .collect();
+    if !inconclusive.is_empty() && !strict {
+        eprintln!(
+            "asynclab: {} cell(s) inconclusive: the machine stayed busy through every repeat of some round; their figures decide nothing (stop other work and re-run, or see --max-foreign-cores)",
+            inconclusive.len()
+        );
+    }
     if strict {
         let with_errors: Vec<String> = results
             .cells
@@ -101,10 +115,14 @@ fn exit_code(results: &Results, disagreements: &[String], strict: bool, dir: &Pa
                     .map(|s| format!("{} ({} errors)", c.id, s.errors))
             })
             .collect();
-        for line in with_errors.iter().chain(disagreements.iter()) {
+        for line in with_errors
+            .iter()
+            .chain(disagreements.iter())
+            .chain(inconclusive.iter())
+        {
             eprintln!("asynclab: --strict: {line}");
         }
-        if !with_errors.is_empty() || !disagreements.is_empty() {
+        if !with_errors.is_empty() || !disagreements.is_empty() || !inconclusive.is_empty() {
             return 1;
         }
     }
