@@ -9,6 +9,7 @@
 //! timestamps, stable ordering, fixed float formatting), so `asynclab report` can be re-run.
 
 pub mod bars;
+pub mod frame;
 pub mod grouped;
 pub mod latency;
 pub mod load_sweep;
