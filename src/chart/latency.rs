@@ -152,7 +152,10 @@ fn render(results: &Results, scenario: &str) -> Option<ChartFile> {
     let title =
         format!("{scenario}: latency percentiles per operation, pooled over rounds (log scale)");
     let mut svg = Svg::new(width, height, &title);
-    svg.header(&title, &machine_line(results, &cells));
+    svg.header(
+        &title,
+        &machine_line(results, cells.iter().map(|c| c.python.as_str())),
+    );
     for t in log_ticks(lo, hi) {
         let py = y.at(t);
         svg.line(left, py, right, py, "#e3e3e3", 1.0, "");

@@ -81,7 +81,11 @@ fn render(results: &Results, scenario: &str) -> Option<ChartFile> {
         "{scenario}: open-loop latency against offered load (corrected, from the intended start; log scales)"
     );
     let mut svg = Svg::new(width, height, &title);
-    svg.header(&title, &machine_line(results, &cells_of(results, scenario)));
+    let cells = cells_of(results, scenario);
+    svg.header(
+        &title,
+        &machine_line(results, cells.iter().map(|c| c.python.as_str())),
+    );
     for t in log_ticks(y_lo, y_hi) {
         let py = y.at(t);
         svg.line(left, py, right, py, "#e3e3e3", 1.0, "");

@@ -1,9 +1,15 @@
-//! Charts of a results document behind one [`Chart`] interface: SVG always, PNG beside it.
+//! Charts of the report model (`analysis::Report`) behind one [`Chart`] interface: SVG always,
+//! PNG beside it.
 //!
 //! Each chart kind is one file and one entry in [`registry`]; adding a kind (e.g. the
 //! open-loop `load_sweep.rs`: latency against offered load with the knee marked) means
 //! writing a type that implements [`Chart`] and adding one line to [`registry`]. Everything
 //! else — `DIR/charts/*.svg|png`, the inline charts of `report.html`, `make charts` — follows.
+//!
+//! A kind takes its series from the analysis (per-scenario cells and varying parameters,
+//! per-operation figures, sweeps and knees), computes no statistic the analysis has, and
+//! draws only its marks: title block, axes, ticks, legend and footnote are the shared frame
+//! of `frame.rs`, drawn on the SVG primitives of `svg.rs`.
 //!
 //! Charts are deterministic: the same `results.json` gives byte-identical files (no
 //! timestamps, stable ordering, fixed float formatting), so `asynclab report` can be re-run.
@@ -19,9 +25,14 @@ pub mod png;
 pub mod svg;
 pub mod throughput;
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use crate::analysis::runtime::OpsReport;
+use crate::analysis::scenario::ScenarioReport;
 use crate::analysis::{params_text, Report};
 use crate::results::{Cell, Results};
-use std::collections::BTreeSet;
 
 /// One rendered chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,16 +78,41 @@ pub fn render_all(report: &Report) -> Vec<ChartFile> {
         .iter()
         .flat_map(|k| k.render_svg(report))
         .collect();
-    let order = scenarios(report.results);
     let rank = |c: &ChartFile| -> usize {
         c.scenario
             .as_ref()
-            .and_then(|s| order.iter().position(|o| o == s))
+            .and_then(|s| report.scenarios.iter().position(|o| &o.name == s))
             .unwrap_or(usize::MAX)
     };
     // Stable sort: within a scenario the registry order is kept.
     all.sort_by_key(rank);
     all
+}
+
+/// One kind's charts over every scenario: `draw` on each, in the document's order.
+pub fn per_scenario<I: IntoIterator<Item = ChartFile>>(
+    report: &Report,
+    draw: impl Fn(&ScenarioReport) -> I,
+) -> Vec<ChartFile> {
+    report.scenarios.iter().flat_map(draw).collect()
+}
+
+/// The per-operation figures of a scenario, when its cells carry them (`extra.ops`).
+pub fn ops_of<'r>(report: &'r Report, scenario: &str) -> Option<&'r OpsReport<'r>> {
+    report.ops.iter().find(|o| o.scenario == scenario)
+}
+
+/// A file-name-safe form of a scenario name.
+pub fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// Scenario names in the order they first appear.
@@ -90,19 +126,6 @@ pub fn cells_of<'a>(results: &'a Results, scenario: &str) -> Vec<&'a Cell> {
         .cells
         .iter()
         .filter(|c| c.scenario == scenario)
-        .collect()
-}
-
-/// A file-name-safe form of a scenario name.
-pub fn slug(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
         .collect()
 }
 
@@ -125,16 +148,34 @@ pub fn many_pythons(cells: &[&Cell]) -> bool {
     cells.iter().any(|c| c.python != cells[0].python)
 }
 
-/// "asyncio concurrency=50" (+ " py3.12.1" when interpreters differ).
+/// "asyncio concurrency=50" (+ " py3.12.1" when interpreters differ): a cell's label.
 pub fn cell_label(cell: &Cell, varying: &[String], with_python: bool) -> String {
-    let mut s = cell.variant.clone();
-    let p = params_text(&cell.params, varying);
+    series_label(
+        &cell.variant,
+        &cell.params,
+        &cell.python,
+        varying,
+        with_python,
+    )
+}
+
+/// "variant k=v …" of the parameters `varying` (+ " pyX" when `with_python`): the label of a
+/// cell or of a sweep.
+pub fn series_label(
+    variant: &str,
+    params: &BTreeMap<String, Value>,
+    python: &str,
+    varying: &[String],
+    with_python: bool,
+) -> String {
+    let mut s = variant.to_string();
+    let p = params_text(params, varying);
     if !p.is_empty() {
         s.push(' ');
         s.push_str(&p);
     }
     if with_python {
-        s.push_str(&format!(" py{}", cell.python));
+        s.push_str(&format!(" py{python}"));
     }
     s
 }
@@ -164,8 +205,8 @@ pub fn sort_versions(v: &mut [String]) {
 }
 
 /// The subtitle every chart carries: what machine, which interpreters, how many rounds.
-pub fn machine_line(results: &Results, cells: &[&Cell]) -> String {
-    let mut pythons: Vec<String> = cells.iter().map(|c| c.python.clone()).collect();
+pub fn machine_line<'a>(results: &Results, pythons: impl IntoIterator<Item = &'a str>) -> String {
+    let mut pythons: Vec<String> = pythons.into_iter().map(str::to_string).collect();
     sort_versions(&mut pythons);
     pythons.dedup();
     let e = &results.env;
@@ -182,6 +223,11 @@ pub fn machine_line(results: &Results, cells: &[&Cell]) -> String {
         results.method.rounds,
         short_commit(&e.git_commit)
     )
+}
+
+/// [`machine_line`] for the interpreters of a scenario's cells.
+pub fn scenario_line(results: &Results, s: &ScenarioReport) -> String {
+    machine_line(results, s.cells.iter().map(|c| c.python.as_str()))
 }
 
 /// "asynclab 3c37845" from a full commit hash (keeps a `-dirty` mark).
