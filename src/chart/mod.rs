@@ -25,7 +25,7 @@ pub mod png;
 pub mod svg;
 pub mod throughput;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
@@ -112,34 +112,6 @@ pub fn slug(s: &str) -> String {
                 '_'
             }
         })
-        .collect()
-}
-
-/// Scenario names in the order they first appear.
-pub fn scenarios(results: &Results) -> Vec<String> {
-    crate::analysis::scenario_names(results)
-}
-
-/// The cells of one scenario, in document order.
-pub fn cells_of<'a>(results: &'a Results, scenario: &str) -> Vec<&'a Cell> {
-    results
-        .cells
-        .iter()
-        .filter(|c| c.scenario == scenario)
-        .collect()
-}
-
-/// Parameter keys whose values differ between `cells`, sorted, without `skip`.
-pub fn varying_keys(cells: &[&Cell], skip: &[&str]) -> Vec<String> {
-    let keys: BTreeSet<&String> = cells.iter().flat_map(|c| c.params.keys()).collect();
-    keys.into_iter()
-        .filter(|k| !skip.contains(&k.as_str()))
-        .filter(|k| {
-            cells
-                .iter()
-                .any(|c| c.params.get(*k) != cells[0].params.get(*k))
-        })
-        .cloned()
         .collect()
 }
 

@@ -213,20 +213,6 @@ impl Svg {
         );
     }
 
-    /// Title (bold) and the subtitle line saying where it was measured.
-    pub fn header(&mut self, title: &str, subtitle: &str) {
-        self.text(16.0, 24.0, 15.0, Anchor::Start, "#111111", "bold", title);
-        self.text(
-            16.0,
-            42.0,
-            11.0,
-            Anchor::Start,
-            "#555555",
-            "normal",
-            subtitle,
-        );
-    }
-
     /// Closes the document.
     pub fn finish(mut self) -> String {
         self.buf.push_str("</svg>\n");
