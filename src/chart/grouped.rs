@@ -1,16 +1,20 @@
 //! Grouped bars for the interpreter and event-loop studies: median throughput per variant
-//! (× the other varying parameters), one bar per Python version or per `loop` value. Drawn
-//! only for scenarios measured on more than one interpreter or event loop.
+//! (× the other varying parameters), one bar per Python version or per `loop` value, each
+//! from the cell's summary. Drawn only for scenarios measured on more than one interpreter or
+//! event loop (and not for per-operation studies, which get the `ops` chart).
 
 use std::collections::BTreeMap;
 
-use super::bars::{Bar, BarChart, Group};
+use super::bars::{Bar, BarChart, Group, Interval};
+use super::frame::Captions;
 use super::{
-    bars_footnote, cell_label, cells_of, machine_line, scenarios, slug, sort_versions,
-    varying_keys, Chart, ChartFile,
+    bars_footnote, cell_label, ops_of, per_scenario, scenario_line, slug, sort_versions, Chart,
+    ChartFile,
 };
+use crate::analysis::ops::loop_of;
+use crate::analysis::scenario::ScenarioReport;
 use crate::analysis::Report;
-use crate::results::{Cell, CellStatus, Results};
+use crate::results::{Cell, CellStatus};
 
 /// Variant × python, or variant × event loop.
 pub struct Grouped;
@@ -32,97 +36,100 @@ impl Dim {
     fn value(self, c: &Cell) -> String {
         match self {
             Dim::Python => c.python.clone(),
-            Dim::Loop => event_loop(c),
+            Dim::Loop => loop_of(c),
+        }
+    }
+    fn legend(self, v: &str) -> String {
+        match self {
+            Dim::Python => format!("Python {v}"),
+            Dim::Loop => format!("loop {v}"),
+        }
+    }
+    fn by(self) -> &'static str {
+        match self {
+            Dim::Python => "by Python version",
+            Dim::Loop => "by event loop",
         }
     }
 }
 
-use crate::analysis::ops::loop_of as event_loop;
-
-fn render(results: &Results, scenario: &str, dim: Dim) -> Option<ChartFile> {
-    let cells = cells_of(results, scenario);
-    if super::ops::has_ops(&cells) {
+fn render(report: &Report, s: &ScenarioReport, dim: Dim) -> Option<ChartFile> {
+    if ops_of(report, &s.name).is_some() {
         return None;
     }
+    let cells = &s.cells;
     let mut values: Vec<String> = cells.iter().map(|c| dim.value(c)).collect();
     sort_versions(&mut values);
     values.dedup();
     if values.len() < 2 {
         return None;
     }
-    let skip: &[&str] = match dim {
-        Dim::Python => &[],
-        Dim::Loop => &["loop"],
+    // Within a group the bars differ in `dim`: it is no part of the group's label.
+    let varying: Vec<String> = match dim {
+        Dim::Python => s.varying_params.clone(),
+        Dim::Loop => s
+            .varying_params
+            .iter()
+            .filter(|k| *k != "loop")
+            .cloned()
+            .collect(),
     };
-    let varying = varying_keys(&cells, skip);
     let python_differs =
         matches!(dim, Dim::Loop) && cells.iter().any(|c| c.python != cells[0].python);
     // Groups in first-seen order of their label; bars ordered by the dimension's values.
     let mut order: Vec<String> = Vec::new();
     let mut members: BTreeMap<String, Vec<&Cell>> = BTreeMap::new();
-    for c in &cells {
+    for c in cells {
         let label = cell_label(c, &varying, python_differs);
         if !order.contains(&label) {
             order.push(label.clone());
         }
         members.entry(label).or_default().push(c);
     }
+    let bar = |i: usize, v: &String, c: &Cell| Bar {
+        label: String::new(),
+        series: i,
+        value: c
+            .summary
+            .as_ref()
+            .map(|s| Interval::of(&s.throughput_per_s, 1.0)),
+        missing: format!("{v}: failed"),
+        note: match c.status {
+            CellStatus::Failed => format!(" (failed, {} rounds)", c.runs.len()),
+            _ => String::new(),
+        },
+    };
     let groups = order
         .iter()
-        .map(|label| {
-            let bars = values
+        .map(|label| Group {
+            label: label.clone(),
+            bars: values
                 .iter()
                 .enumerate()
                 .filter_map(|(i, v)| {
                     let c = members[label].iter().find(|c| &dim.value(c) == v)?;
-                    let t = c.summary.as_ref().map(|s| &s.throughput_per_s);
-                    Some(Bar {
-                        label: String::new(),
-                        series: i,
-                        value: t.map(|t| t.median).filter(|m| m.is_finite()),
-                        lo: t.map_or(f64::NAN, |t| t.ci95_low),
-                        hi: t.map_or(f64::NAN, |t| t.ci95_high),
-                        missing: format!("{v}: failed"),
-                        note: match c.status {
-                            CellStatus::Failed => format!(" (failed, {} rounds)", c.runs.len()),
-                            _ => String::new(),
-                        },
-                    })
+                    Some(bar(i, v, c))
                 })
-                .collect();
-            Group {
-                label: label.clone(),
-                bars,
-            }
+                .collect(),
         })
         .collect();
-    let legend = values
-        .iter()
-        .map(|v| match dim {
-            Dim::Python => format!("Python {v}"),
-            Dim::Loop => format!("loop {v}"),
-        })
-        .collect();
-    let by = match dim {
-        Dim::Python => "by Python version",
-        Dim::Loop => "by event loop",
-    };
-    let title = format!("{scenario}: median throughput {by} (higher is better)");
     let chart = BarChart {
-        title: title.clone(),
-        subtitle: machine_line(results, &cells),
+        captions: Captions {
+            title: format!(
+                "{}: median throughput {} (higher is better)",
+                s.name,
+                dim.by()
+            ),
+            subtitle: scenario_line(report.results, s),
+            footnote: bars_footnote("throughput"),
+        },
         x_label: "throughput, operations per second of wall time".into(),
         unit: "/s".into(),
-        legend,
-        footnote: bars_footnote("throughput"),
+        legend: values.iter().map(|v| dim.legend(v)).collect(),
         groups,
     };
-    Some(ChartFile {
-        name: format!("grouped-{}-{}", dim.name(), slug(scenario)),
-        scenario: Some(scenario.to_string()),
-        title,
-        svg: chart.render(),
-    })
+    let name = format!("grouped-{}-{}", dim.name(), slug(&s.name));
+    Some(chart.draw().file(name, &s.name))
 }
 
 impl Chart for Grouped {
@@ -131,16 +138,11 @@ impl Chart for Grouped {
     }
 
     fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
-        let results = report.results;
-        scenarios(results)
-            .iter()
-            .flat_map(|s| {
-                [
-                    render(results, s, Dim::Python),
-                    render(results, s, Dim::Loop),
-                ]
-            })
-            .flatten()
-            .collect()
+        per_scenario(report, |s| {
+            [Dim::Python, Dim::Loop]
+                .into_iter()
+                .filter_map(|d| render(report, s, d))
+                .collect::<Vec<_>>()
+        })
     }
 }

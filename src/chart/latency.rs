@@ -2,17 +2,22 @@
 //! `latencies_ms` at p50 … p99.9 on a "nines" axis (the distance between p90, p99 and p99.9
 //! is equal), latency on a log axis.
 //!
+//! The curves are the one figure the analysis does not hold (its summaries keep p50, p95, p99
+//! and max), so this chart takes the percentiles of each cell's pooled samples itself, with
+//! `stats::percentiles_sorted`.
+//!
 //! A curve stops at the highest percentile its samples can resolve — where at least one
 //! sample lies at or beyond it, `n · (1 − p) >= 1` — so 150 samples end at p99, not at an
 //! interpolated p99.9.
 
-use super::svg::{color, log_ticks, text_width, tick_label, Anchor, Linear, Log, Svg, DASHES};
+use super::frame::{Axis, Body, Captions, Entry, Frame, Key, Legend};
+use super::svg::{color, DASHES};
 use super::{
-    cell_label, cells_of, machine_line, many_pythons, scenarios, slug, variant_index, varying_keys,
-    Chart, ChartFile,
+    cell_label, many_pythons, per_scenario, scenario_line, slug, variant_index, Chart, ChartFile,
 };
+use crate::analysis::scenario::ScenarioReport;
 use crate::analysis::Report;
-use crate::results::{Cell, Results};
+use crate::results::Cell;
 use crate::stats::percentiles_sorted;
 
 /// Latency percentile curves per variant.
@@ -53,15 +58,15 @@ pub fn resolvable(n: usize) -> Vec<f64> {
         .collect()
 }
 
-/// One curve: label, colour index, dash index, points (percentile, ms), sample count.
+/// One curve: label, colour index, dash pattern, points (percentile, ms).
 struct Curve {
     label: String,
     series: usize,
-    dash: usize,
+    dash: &'static str,
     points: Vec<(f64, f64)>,
 }
 
-fn curve(c: &Cell, label: String, series: usize, dash: usize) -> Option<Curve> {
+fn curve(c: &Cell, label: String, series: usize, dash: &'static str) -> Option<Curve> {
     let mut pooled: Vec<f64> = c
         .runs
         .iter()
@@ -86,35 +91,27 @@ fn curve(c: &Cell, label: String, series: usize, dash: usize) -> Option<Curve> {
     })
 }
 
-/// What the latencies of these cells measure, for the axis label.
-fn kind_text(cells: &[&Cell]) -> String {
-    let mut kinds: Vec<&str> = cells
-        .iter()
-        .filter_map(|c| c.runs.first())
-        .map(|r| r.latency_kind.as_str())
-        .collect();
-    kinds.sort_unstable();
-    kinds.dedup();
+/// What the latencies of a scenario measure (the analysis' `latency_kinds`), for the axis.
+fn kind_text(s: &ScenarioReport) -> String {
     let describe = |k: &str| match k {
         "service" => "service time, from the actual send".to_string(),
         other => other.to_string(),
     };
-    kinds
-        .into_iter()
-        .map(describe)
+    s.latency_kinds
+        .iter()
+        .map(|k| describe(k))
         .collect::<Vec<_>>()
         .join(" / ")
 }
 
-fn render(results: &Results, scenario: &str) -> Option<ChartFile> {
-    let cells = cells_of(results, scenario);
-    let varying = varying_keys(&cells, &[]);
-    let py = many_pythons(&cells);
+fn render(report: &Report, s: &ScenarioReport) -> Option<ChartFile> {
+    let cells = &s.cells;
+    let py = many_pythons(cells);
     let mut dash_of: Vec<(usize, usize)> = Vec::new(); // (variant index, curves so far)
     let curves: Vec<Curve> = cells
         .iter()
         .filter_map(|c| {
-            let series = variant_index(&cells, &c.variant);
+            let series = variant_index(cells, &c.variant);
             let dash = match dash_of.iter_mut().find(|(v, _)| *v == series) {
                 Some((_, n)) => {
                     *n += 1;
@@ -125,7 +122,8 @@ fn render(results: &Results, scenario: &str) -> Option<ChartFile> {
                     0
                 }
             };
-            curve(c, cell_label(c, &varying, py), series, dash)
+            let label = cell_label(c, &s.varying_params, py);
+            curve(c, label, series, DASHES[dash % DASHES.len()])
         })
         .collect();
     if curves.is_empty() {
@@ -134,109 +132,53 @@ fn render(results: &Results, scenario: &str) -> Option<ChartFile> {
     let all = || curves.iter().flat_map(|c| c.points.iter().map(|p| p.1));
     let lo = all().fold(f64::INFINITY, f64::min) / 1.15;
     let hi = all().fold(0.0, f64::max) * 1.15;
-    let legend_w = curves
+    let ticks = P_TICKS
         .iter()
-        .map(|c| text_width(&c.label, 11.0))
-        .fold(120.0, f64::max)
-        .min(300.0)
-        + 40.0;
-    let (width, height) = (820.0, (140.0 + curves.len() as f64 * 18.0).max(440.0));
-    let (left, right, top, bottom) = (72.0, width - legend_w - 16.0, 60.0, height - 62.0);
-    let x = Linear {
-        d0: nines(50.0),
-        d1: nines(99.9),
-        r0: left,
-        r1: right,
+        .map(|(p, n)| (nines(*p), n.to_string()))
+        .collect();
+    let legend = curves
+        .iter()
+        .map(|c| Entry {
+            label: c.label.clone(),
+            color: color(c.series),
+            key: Key::Line(c.dash),
+        })
+        .collect();
+    let frame = Frame {
+        captions: Captions {
+            title: format!(
+                "{}: latency percentiles per operation, pooled over rounds (log scale)",
+                s.name
+            ),
+            subtitle: scenario_line(report.results, s),
+            footnote: "Each curve stops at the highest percentile its n samples resolve (at least one sample at or beyond it).".into(),
+        },
+        x: Axis::linear(
+            "percentile of operations (nines scale)",
+            nines(50.0),
+            nines(99.9),
+            ticks,
+        ),
+        body: Body::Y(Axis::log(
+            &format!("latency, ms ({})", kind_text(s)),
+            lo,
+            hi,
+        )),
+        legend: Legend::Right(legend),
     };
-    let y = Log::new(lo, hi, bottom, top);
-    let title =
-        format!("{scenario}: latency percentiles per operation, pooled over rounds (log scale)");
-    let mut svg = Svg::new(width, height, &title);
-    svg.header(&title, &machine_line(results, &cells));
-    for t in log_ticks(lo, hi) {
-        let py = y.at(t);
-        svg.line(left, py, right, py, "#e3e3e3", 1.0, "");
-        svg.text(
-            left - 6.0,
-            py + 4.0,
-            11.0,
-            Anchor::End,
-            "#444444",
-            "normal",
-            &tick_label(t),
-        );
-    }
-    for (p, name) in P_TICKS {
-        let px = x.at(nines(p));
-        svg.line(px, top, px, bottom, "#e3e3e3", 1.0, "");
-        svg.text(
-            px,
-            bottom + 15.0,
-            11.0,
-            Anchor::Middle,
-            "#444444",
-            "normal",
-            name,
-        );
-    }
-    svg.line(left, top, left, bottom, "#888888", 1.0, "");
-    svg.line(left, bottom, right, bottom, "#888888", 1.0, "");
-    svg.text(
-        (left + right) / 2.0,
-        bottom + 32.0,
-        12.0,
-        Anchor::Middle,
-        "#333333",
-        "normal",
-        "percentile of operations (nines scale)",
-    );
-    svg.vtext(
-        18.0,
-        (top + bottom) / 2.0,
-        12.0,
-        &format!("latency, ms ({})", kind_text(&cells)),
-    );
-    svg.text(16.0, height - 8.0, 10.0, Anchor::Start, "#666666", "normal", "Each curve stops at the highest percentile its n samples resolve (at least one sample at or beyond it).");
+    let mut plot = frame.draw();
     for c in &curves {
         let pts: Vec<(f64, f64)> = c
             .points
             .iter()
-            .map(|(p, v)| (x.at(nines(*p)), y.at(*v)))
+            .map(|(p, v)| (plot.x.at(nines(*p)), plot.y.at(*v)))
             .collect();
-        let dash = DASHES[c.dash % DASHES.len()];
-        svg.polyline(&pts, color(c.series), 2.0, dash);
+        plot.svg.polyline(&pts, color(c.series), 2.0, c.dash);
         if let Some(&(px, py)) = pts.last() {
-            svg.circle(px, py, 3.0, color(c.series));
+            plot.svg.circle(px, py, 3.0, color(c.series));
         }
     }
-    let lx = right + 16.0;
-    for (i, c) in curves.iter().enumerate() {
-        let ly = top + 8.0 + i as f64 * 18.0;
-        svg.line(
-            lx,
-            ly,
-            lx + 24.0,
-            ly,
-            color(c.series),
-            2.0,
-            DASHES[c.dash % DASHES.len()],
-        );
-        svg.text(
-            lx + 30.0,
-            ly + 4.0,
-            11.0,
-            Anchor::Start,
-            "#222222",
-            "normal",
-            &c.label,
-        );
-    }
-    Some(ChartFile {
-        name: format!("latency-{}", slug(scenario)),
-        scenario: Some(scenario.to_string()),
-        title,
-        svg: svg.finish(),
-    })
+    Some(plot.file(format!("latency-{}", slug(&s.name)), &s.name))
 }
 
 impl Chart for Latency {
@@ -245,11 +187,7 @@ impl Chart for Latency {
     }
 
     fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
-        let results = report.results;
-        scenarios(results)
-            .iter()
-            .filter_map(|s| render(results, s))
-            .collect()
+        per_scenario(report, |s| render(report, s))
     }
 }
 

@@ -3,204 +3,154 @@
 //! variant's knee (the highest rate sustained before it saturated) ringed and labelled, and
 //! saturated points drawn hollow.
 //!
-//! Reads `results.sweeps` (`runner::sweep::analyze`), so the chart and the summary's sweep
-//! tables always agree.
+//! Reads the analysis' sweeps (`report.sweeps`, `analysis::sweep`: points, saturation and
+//! knees), so the chart and the summary's sweep tables always agree.
 
-use super::svg::{color, log_ticks, text_width, tick_label, Anchor, Log, Svg};
-use super::{cells_of, machine_line, scenarios, slug, Chart, ChartFile};
-use crate::analysis::params_text;
+use super::frame::{Axis, Body, Captions, Entry, Frame, Key, Legend, Plot};
+use super::svg::{color, text_width, tick_label, Anchor};
+use super::{per_scenario, scenario_line, series_label, slug, Chart, ChartFile};
+use crate::analysis::scenario::ScenarioReport;
+use crate::analysis::sweep::varying_params;
 use crate::analysis::Report;
-use crate::results::Results;
 use crate::results::Sweep;
 
 /// Latency against offered load per variant, knee marked.
 pub struct LoadSweep;
 
-fn label(s: &Sweep, keys: &[String], with_python: bool) -> String {
-    let mut out = s.variant.clone();
-    let p = params_text(&s.params, keys);
-    if !p.is_empty() {
-        out.push(' ');
-        out.push_str(&p);
-    }
-    if with_python {
-        out.push_str(&format!(" py{}", s.python));
-    }
-    out
+/// Dash pattern of the p50 curves (p99 is solid).
+const P50_DASH: &str = "7 4";
+
+/// One point of a sweep's curves.
+struct Point {
+    rate: f64,
+    p50: f64,
+    p99: f64,
+    saturated: bool,
 }
 
-/// (rate, p50, p99, saturated) of the points that have latencies.
-fn series(s: &Sweep) -> Vec<(f64, f64, f64, bool)> {
+/// The points that have latencies (floored at 1 µs for the log axis).
+fn series(s: &Sweep) -> Vec<Point> {
     s.points
         .iter()
         .filter_map(|p| {
-            Some((
-                p.offered_rate_per_s,
-                p.corrected_p50_ms?.max(1e-3),
-                p.corrected_p99_ms?.max(1e-3),
-                p.saturated,
-            ))
+            Some(Point {
+                rate: p.offered_rate_per_s,
+                p50: p.corrected_p50_ms?.max(1e-3),
+                p99: p.corrected_p99_ms?.max(1e-3),
+                saturated: p.saturated,
+            })
         })
         .collect()
 }
 
-fn render(results: &Results, scenario: &str) -> Option<ChartFile> {
-    let sweeps: Vec<&Sweep> = results
+fn render(report: &Report, scenario: &ScenarioReport) -> Option<ChartFile> {
+    let name = &scenario.name;
+    let sweeps: Vec<&Sweep> = report
         .sweeps
         .iter()
-        .filter(|s| s.scenario == scenario)
+        .filter(|s| &s.scenario == name)
         .collect();
-    let data: Vec<Vec<(f64, f64, f64, bool)>> = sweeps.iter().map(|s| series(s)).collect();
+    let data: Vec<Vec<Point>> = sweeps.iter().map(|s| series(s)).collect();
     if data.iter().all(|d| d.is_empty()) {
         return None;
     }
-    let keys = crate::analysis::sweep::varying_params(&sweeps);
+    let keys = varying_params(&sweeps);
     let py = sweeps.iter().any(|s| s.python != sweeps[0].python);
-    let labels: Vec<String> = sweeps.iter().map(|s| label(s, &keys, py)).collect();
     let pts = || data.iter().flatten();
-    let (mut x_lo, mut x_hi) = pts().fold((f64::INFINITY, 0.0f64), |(lo, hi), p| {
-        (lo.min(p.0), hi.max(p.0))
+    let (x_lo, x_hi) = pts().fold((f64::INFINITY, 0.0f64), |(lo, hi), p| {
+        (lo.min(p.rate), hi.max(p.rate))
     });
-    x_lo /= 1.25;
-    x_hi *= 1.25;
-    let y_lo = pts().map(|p| p.1).fold(f64::INFINITY, f64::min) / 1.3;
-    let y_hi = pts().map(|p| p.2).fold(0.0, f64::max) * 1.3;
-
-    let legend_w = labels
-        .iter()
-        .map(|l| text_width(&format!("{l} p99"), 11.0))
-        .fold(140.0, f64::max)
-        .min(300.0)
-        + 40.0;
-    let rows = sweeps.len() * 2 + 3;
-    let (width, height) = (820.0, (140.0 + rows as f64 * 18.0).max(440.0));
-    let (left, right, top, bottom) = (72.0, width - legend_w - 16.0, 60.0, height - 62.0);
-    let x = Log::new(x_lo, x_hi, left, right);
-    let y = Log::new(y_lo, y_hi, bottom, top);
-    let title = format!(
-        "{scenario}: open-loop latency against offered load (corrected, from the intended start; log scales)"
-    );
-    let mut svg = Svg::new(width, height, &title);
-    svg.header(&title, &machine_line(results, &cells_of(results, scenario)));
-    for t in log_ticks(y_lo, y_hi) {
-        let py = y.at(t);
-        svg.line(left, py, right, py, "#e3e3e3", 1.0, "");
-        svg.text(
-            left - 6.0,
-            py + 4.0,
-            11.0,
-            Anchor::End,
-            "#444444",
-            "normal",
-            &tick_label(t),
-        );
-    }
-    let mut rates: Vec<f64> = pts().map(|p| p.0).collect();
+    let y_lo = pts().map(|p| p.p50).fold(f64::INFINITY, f64::min) / 1.3;
+    let y_hi = pts().map(|p| p.p99).fold(0.0, f64::max) * 1.3;
+    let mut rates: Vec<f64> = pts().map(|p| p.rate).collect();
     rates.sort_by(f64::total_cmp);
     rates.dedup();
-    for r in &rates {
-        let px = x.at(*r);
-        svg.line(px, top, px, bottom, "#e3e3e3", 1.0, "");
-        svg.text(
-            px,
-            bottom + 15.0,
-            11.0,
-            Anchor::Middle,
-            "#444444",
-            "normal",
-            &tick_label(*r),
-        );
-    }
-    svg.line(left, top, left, bottom, "#888888", 1.0, "");
-    svg.line(left, bottom, right, bottom, "#888888", 1.0, "");
-    svg.text(
-        (left + right) / 2.0,
-        bottom + 32.0,
-        12.0,
-        Anchor::Middle,
-        "#333333",
-        "normal",
-        "offered rate, requests per second",
-    );
-    svg.vtext(
-        18.0,
-        (top + bottom) / 2.0,
-        12.0,
-        "latency from the intended start, ms",
-    );
-    svg.text(
-        16.0,
-        height - 8.0,
-        10.0,
-        Anchor::Start,
-        "#666666",
-        "normal",
-        "Solid p99, dashed p50. Ringed: the knee. Hollow: saturated (its latencies are a lower bound: the run stops sending at 2 × its duration).",
-    );
+    let legend = sweeps
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            let l = series_label(&s.variant, &s.params, &s.python, &keys, py);
+            [("", "p99"), (P50_DASH, "p50")].map(|(dash, what)| Entry {
+                label: format!("{l} {what}"),
+                color: color(i),
+                key: Key::Line(dash),
+            })
+        })
+        .collect();
+    let frame = Frame {
+        captions: Captions {
+            title: format!(
+                "{name}: open-loop latency against offered load (corrected, from the intended start; log scales)"
+            ),
+            subtitle: scenario_line(report.results, scenario),
+            footnote: "Solid p99, dashed p50. Ringed: the knee. Hollow: saturated (its latencies are a lower bound: the run stops sending at 2 × its duration).".into(),
+        },
+        x: Axis::log_at(
+            "offered rate, requests per second",
+            x_lo / 1.25,
+            x_hi * 1.25,
+            &rates,
+        ),
+        body: Body::Y(Axis::log("latency from the intended start, ms", y_lo, y_hi)),
+        legend: Legend::Right(legend),
+    };
+    let mut plot = frame.draw();
     let mut placed: Vec<(f64, f64, f64)> = Vec::new(); // knee labels: x, baseline y, width
     for (i, (s, d)) in sweeps.iter().zip(&data).enumerate() {
         let c = color(i);
-        let p99: Vec<(f64, f64)> = d.iter().map(|p| (x.at(p.0), y.at(p.2))).collect();
-        let p50: Vec<(f64, f64)> = d.iter().map(|p| (x.at(p.0), y.at(p.1))).collect();
-        svg.polyline(&p99, c, 2.0, "");
-        svg.polyline(&p50, c, 1.5, "7 4");
+        let at = |p: &Point, v: f64| (plot.x.at(p.rate), plot.y.at(v));
+        let p99: Vec<(f64, f64)> = d.iter().map(|p| at(p, p.p99)).collect();
+        let p50: Vec<(f64, f64)> = d.iter().map(|p| at(p, p.p50)).collect();
+        plot.svg.polyline(&p99, c, 2.0, "");
+        plot.svg.polyline(&p50, c, 1.5, P50_DASH);
         for (p, (px, py)) in d.iter().zip(&p99) {
-            svg.circle(*px, *py, 3.5, c);
-            if p.3 {
-                svg.circle(*px, *py, 2.0, "#ffffff");
+            plot.svg.circle(*px, *py, 3.5, c);
+            if p.saturated {
+                plot.svg.circle(*px, *py, 2.0, "#ffffff");
             }
         }
-        if let Some(k) = s.knee_rate_per_s {
-            if let Some(p) = d.iter().find(|p| p.0 == k) {
-                let (px, py) = (x.at(p.0), y.at(p.2));
-                svg.circle(px, py, 7.0, c);
-                svg.circle(px, py, 5.0, "#ffffff");
-                svg.circle(px, py, 3.5, c);
-                // Labels move up until they clear the ones already placed.
-                let text = format!("knee {}/s", tick_label(k));
-                let w = text_width(&text, 11.0);
-                let mut ty = py - 11.0;
-                let clash = |ty: f64, (x0, y0, w0): &(f64, f64, f64)| {
-                    (px - x0).abs() < (w + w0) / 2.0 && (ty - y0).abs() < 20.0
-                };
-                // Each step lands 20 px above the highest clashing label: the loop ends.
-                while let Some(y0) = placed
-                    .iter()
-                    .filter(|p| clash(ty, p))
-                    .map(|p| p.1)
-                    .reduce(f64::min)
-                {
-                    ty = y0 - 20.0;
-                }
-                placed.push((px, ty, w));
-                svg.text(px, ty, 11.0, Anchor::Middle, c, "bold", &text);
-            }
+        let knee = s
+            .knee_rate_per_s
+            .and_then(|k| d.iter().find(|p| p.rate == k));
+        if let Some(p) = knee {
+            let (px, py) = at(p, p.p99);
+            knee_mark(&mut plot, &mut placed, px, py, p.rate, c);
         }
     }
-    let lx = right + 16.0;
-    let mut ly = top + 8.0;
-    for (i, l) in labels.iter().enumerate() {
-        for (dash, what) in [("", "p99"), ("7 4", "p50")] {
-            svg.line(lx, ly, lx + 24.0, ly, color(i), 2.0, dash);
-            let text = format!("{l} {what}");
-            svg.text(
-                lx + 30.0,
-                ly + 4.0,
-                11.0,
-                Anchor::Start,
-                "#222222",
-                "normal",
-                &text,
-            );
-            ly += 18.0;
-        }
+    Some(plot.file(format!("load_sweep-{}", slug(name)), name))
+}
+
+/// The knee at (px, py): ringed, labelled "knee N/s" above it, the label moved up until it
+/// clears the labels in `placed` (x, baseline y, width each), which it joins.
+fn knee_mark(
+    plot: &mut Plot,
+    placed: &mut Vec<(f64, f64, f64)>,
+    px: f64,
+    py: f64,
+    rate: f64,
+    c: &'static str,
+) {
+    plot.svg.circle(px, py, 7.0, c);
+    plot.svg.circle(px, py, 5.0, "#ffffff");
+    plot.svg.circle(px, py, 3.5, c);
+    let text = format!("knee {}/s", tick_label(rate));
+    let w = text_width(&text, 11.0);
+    let mut ty = py - 11.0;
+    let clash = |ty: f64, (x0, y0, w0): &(f64, f64, f64)| {
+        (px - x0).abs() < (w + w0) / 2.0 && (ty - y0).abs() < 20.0
+    };
+    // Each step lands 20 px above the highest clashing label: the loop ends.
+    while let Some(y0) = placed
+        .iter()
+        .filter(|p| clash(ty, p))
+        .map(|p| p.1)
+        .reduce(f64::min)
+    {
+        ty = y0 - 20.0;
     }
-    Some(ChartFile {
-        name: format!("load_sweep-{}", slug(scenario)),
-        scenario: Some(scenario.to_string()),
-        title,
-        svg: svg.finish(),
-    })
+    placed.push((px, ty, w));
+    plot.svg
+        .text(px, ty, 11.0, Anchor::Middle, c, "bold", &text);
 }
 
 impl Chart for LoadSweep {
@@ -209,21 +159,14 @@ impl Chart for LoadSweep {
     }
 
     fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
-        let results = report.results;
-        let mut names = scenarios(results);
-        for s in &results.sweeps {
-            if !names.contains(&s.scenario) {
-                names.push(s.scenario.clone());
-            }
-        }
-        names.iter().filter_map(|s| render(results, s)).collect()
+        per_scenario(report, |s| render(report, s))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{Knee, SweepPoint};
+    use crate::results::{Knee, Results, SweepPoint};
 
     fn point(rate: f64, p99: f64, saturated: bool) -> SweepPoint {
         SweepPoint {
@@ -242,6 +185,7 @@ mod tests {
 
     #[test]
     fn knee_is_ringed_and_labelled_and_rendering_is_deterministic() {
+        // One (skipped) cell makes the scenario; the sweep is set on the analysed report.
         let results: Results = serde_json::from_value(serde_json::json!({
             "schema_version": 1, "generated_by": "t", "started_at": "2026-01-01T00:00:00Z",
             "env": {"cpu_model": "cpu", "cores": 2, "governor": "-", "kernel": "k",
@@ -249,11 +193,14 @@ mod tests {
                     "load_avg_after": null, "git_commit": "abc", "pythons": [],
                     "postgres": null, "mock_http": null, "warnings": []},
             "method": {"rounds": 1, "warmups": 0, "order": "o", "quick": false},
-            "cells": [],
+            "cells": [{"id": "io_http/threads/3.12.1/rate_per_s=50", "scenario": "io_http",
+                       "variant": "threads", "python": "3.12.1", "loop": null,
+                       "params": {"rate_per_s": 50}, "status": "skipped", "failure": null,
+                       "runs": [], "summary": null, "warnings": []}],
         }))
         .unwrap();
-        let mut results = results;
-        results.sweeps = vec![Sweep {
+        let mut report = crate::analysis::analyze(&results);
+        report.sweeps = vec![Sweep {
             scenario: "io_http".into(),
             variant: "threads".into(),
             python: "3.12.1".into(),
@@ -268,20 +215,15 @@ mod tests {
             knee_rate_per_s: Some(100.0),
             saturated_rate_per_s: Some(200.0),
         }];
-        let charts = LoadSweep.render_svg(&crate::analysis::analyze(&results));
+        let charts = LoadSweep.render_svg(&report);
         assert_eq!(charts.len(), 1);
         let svg = &charts[0].svg;
         assert_eq!(charts[0].name, "load_sweep-io_http");
         assert!(svg.contains("knee 100/s"), "{svg}");
         assert!(svg.contains("offered rate, requests per second"));
         assert!(svg.contains("threads p99") && svg.contains("threads p50"));
-        assert_eq!(
-            LoadSweep.render_svg(&crate::analysis::analyze(&results))[0].svg,
-            *svg
-        );
-        results.sweeps.clear();
-        assert!(LoadSweep
-            .render_svg(&crate::analysis::analyze(&results))
-            .is_empty());
+        assert_eq!(LoadSweep.render_svg(&report)[0].svg, *svg);
+        report.sweeps.clear();
+        assert!(LoadSweep.render_svg(&report).is_empty());
     }
 }

@@ -1,23 +1,72 @@
-//! Memory chart, one per scenario: peak RSS above the ready baseline, per unit (KiB) when
-//! every measured cell has a numeric `units` parameter (the memory study), else per cell (MiB).
+//! Memory chart, one per scenario: peak RSS above the ready baseline, per unit (KiB, the
+//! analysis' `memory_per_unit`) when every measured cell has a positive `units` parameter (the
+//! memory study), else per cell (MiB, the cell's summary); whiskers at the bootstrap 95 %
+//! interval of the median, in the same unit.
 
-use super::bars::{Bar, BarChart, Group};
-use super::{
-    bars_footnote, cell_label, cells_of, machine_line, many_pythons, scenarios, slug,
-    variant_index, varying_keys, Chart, ChartFile,
-};
+use super::bars::{cell_bars, BarChart, Interval};
+use super::frame::Captions;
+use super::{bars_footnote, per_scenario, scenario_line, slug, Chart, ChartFile};
+use crate::analysis::scenario::ScenarioReport;
 use crate::analysis::Report;
-use crate::results::{Cell, CellStatus};
+use crate::results::Cell;
 
 /// Peak RSS delta per unit or per cell.
 pub struct Memory;
 
-/// The cell's `units` parameter when it is a positive number.
-pub fn units(cell: &Cell) -> Option<f64> {
-    cell.params
-        .get("units")
-        .and_then(|v| v.as_f64())
-        .filter(|u| *u > 0.0)
+/// A cell's peak RSS Δ per unit, KiB (its interval scaled alike), when the analysis has it.
+fn per_unit(s: &ScenarioReport, c: &Cell) -> Option<Interval> {
+    let u = s
+        .memory_per_unit
+        .iter()
+        .find(|u| u.cell.id == c.id && u.units > 0)?;
+    let m = &c.summary.as_ref()?.peak_rss_delta_mib;
+    let kib = |mib: f64| mib * 1024.0 / u.units as f64;
+    Some(Interval {
+        value: u.per_unit_kib,
+        lo: kib(m.ci95_low),
+        hi: kib(m.ci95_high),
+    })
+}
+
+fn render(report: &Report, s: &ScenarioReport) -> Option<ChartFile> {
+    let measured: Vec<&&Cell> = s.cells.iter().filter(|c| c.summary.is_some()).collect();
+    if measured.is_empty() {
+        return None;
+    }
+    let units = measured.iter().all(|c| per_unit(s, c).is_some());
+    let groups = cell_bars(s, |c| match units {
+        true => per_unit(s, c),
+        false => Some(Interval::of(&c.summary.as_ref()?.peak_rss_delta_mib, 1.0)),
+    });
+    let (what, axis, unit) = if units {
+        (
+            "peak RSS per unit above the ready baseline (lower is better)",
+            "peak RSS of the process tree above its baseline at ready ÷ units, KiB per unit",
+            " KiB",
+        )
+    } else {
+        (
+            "peak RSS above the ready baseline (lower is better)",
+            "peak RSS of the process tree above its baseline at ready, MiB",
+            " MiB",
+        )
+    };
+    let chart = BarChart {
+        captions: Captions {
+            title: format!("{}: {what}", s.name),
+            subtitle: scenario_line(report.results, s),
+            footnote: bars_footnote("peak RSS delta"),
+        },
+        x_label: axis.into(),
+        unit: unit.into(),
+        legend: Vec::new(),
+        groups,
+    };
+    Some(
+        chart
+            .draw()
+            .file(format!("memory-{}", slug(&s.name)), &s.name),
+    )
 }
 
 impl Chart for Memory {
@@ -26,78 +75,6 @@ impl Chart for Memory {
     }
 
     fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
-        let results = report.results;
-        let mut out = Vec::new();
-        for scenario in scenarios(results) {
-            let cells = cells_of(results, &scenario);
-            let measured: Vec<&&Cell> = cells.iter().filter(|c| c.summary.is_some()).collect();
-            if measured.is_empty() {
-                continue;
-            }
-            let per_unit = measured.iter().all(|c| units(c).is_some());
-            let varying = varying_keys(&cells, &[]);
-            let py = many_pythons(&cells);
-            let groups = cells
-                .iter()
-                .map(|c| {
-                    // Per unit: MiB × 1024 / units = KiB per unit.
-                    let scale = match (per_unit, units(c)) {
-                        (true, Some(u)) => 1024.0 / u,
-                        _ => 1.0,
-                    };
-                    let m = c.summary.as_ref().map(|s| &s.peak_rss_delta_mib);
-                    Group {
-                        label: String::new(),
-                        bars: vec![Bar {
-                            label: format!(
-                                "{}{}",
-                                cell_label(c, &varying, py),
-                                if c.status == CellStatus::Failed {
-                                    " (failed)"
-                                } else {
-                                    ""
-                                }
-                            ),
-                            series: variant_index(&cells, &c.variant),
-                            value: m.map(|m| m.median * scale).filter(|v| v.is_finite()),
-                            lo: m.map_or(f64::NAN, |m| m.ci95_low * scale),
-                            hi: m.map_or(f64::NAN, |m| m.ci95_high * scale),
-                            missing: "failed: no measurement".into(),
-                            note: String::new(),
-                        }],
-                    }
-                })
-                .collect();
-            let (what, axis, unit) = if per_unit {
-                (
-                    "peak RSS per unit above the ready baseline (lower is better)",
-                    "peak RSS of the process tree above its baseline at ready ÷ units, KiB per unit",
-                    " KiB",
-                )
-            } else {
-                (
-                    "peak RSS above the ready baseline (lower is better)",
-                    "peak RSS of the process tree above its baseline at ready, MiB",
-                    " MiB",
-                )
-            };
-            let title = format!("{scenario}: {what}");
-            let chart = BarChart {
-                title: title.clone(),
-                subtitle: machine_line(results, &cells),
-                x_label: axis.into(),
-                unit: unit.into(),
-                legend: Vec::new(),
-                footnote: bars_footnote("peak RSS delta"),
-                groups,
-            };
-            out.push(ChartFile {
-                name: format!("memory-{}", slug(&scenario)),
-                scenario: Some(scenario),
-                title,
-                svg: chart.render(),
-            });
-        }
-        out
+        per_scenario(report, |s| render(report, s))
     }
 }

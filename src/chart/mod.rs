@@ -1,14 +1,21 @@
-//! Charts of a results document behind one [`Chart`] interface: SVG always, PNG beside it.
+//! Charts of the report model (`analysis::Report`) behind one [`Chart`] interface: SVG always,
+//! PNG beside it.
 //!
 //! Each chart kind is one file and one entry in [`registry`]; adding a kind (e.g. the
 //! open-loop `load_sweep.rs`: latency against offered load with the knee marked) means
 //! writing a type that implements [`Chart`] and adding one line to [`registry`]. Everything
 //! else — `DIR/charts/*.svg|png`, the inline charts of `report.html`, `make charts` — follows.
 //!
+//! A kind takes its series from the analysis (per-scenario cells and varying parameters,
+//! per-operation figures, sweeps and knees), computes no statistic the analysis has, and
+//! draws only its marks: title block, axes, ticks, legend and footnote are the shared frame
+//! of `frame.rs`, drawn on the SVG primitives of `svg.rs`.
+//!
 //! Charts are deterministic: the same `results.json` gives byte-identical files (no
 //! timestamps, stable ordering, fixed float formatting), so `asynclab report` can be re-run.
 
 pub mod bars;
+pub mod frame;
 pub mod grouped;
 pub mod latency;
 pub mod load_sweep;
@@ -18,9 +25,14 @@ pub mod png;
 pub mod svg;
 pub mod throughput;
 
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::analysis::runtime::OpsReport;
+use crate::analysis::scenario::ScenarioReport;
 use crate::analysis::{params_text, Report};
 use crate::results::{Cell, Results};
-use std::collections::BTreeSet;
 
 /// One rendered chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,11 +78,10 @@ pub fn render_all(report: &Report) -> Vec<ChartFile> {
         .iter()
         .flat_map(|k| k.render_svg(report))
         .collect();
-    let order = scenarios(report.results);
     let rank = |c: &ChartFile| -> usize {
         c.scenario
             .as_ref()
-            .and_then(|s| order.iter().position(|o| o == s))
+            .and_then(|s| report.scenarios.iter().position(|o| &o.name == s))
             .unwrap_or(usize::MAX)
     };
     // Stable sort: within a scenario the registry order is kept.
@@ -78,18 +89,17 @@ pub fn render_all(report: &Report) -> Vec<ChartFile> {
     all
 }
 
-/// Scenario names in the order they first appear.
-pub fn scenarios(results: &Results) -> Vec<String> {
-    crate::analysis::scenario_names(results)
+/// One kind's charts over every scenario: `draw` on each, in the document's order.
+pub fn per_scenario<I: IntoIterator<Item = ChartFile>>(
+    report: &Report,
+    draw: impl Fn(&ScenarioReport) -> I,
+) -> Vec<ChartFile> {
+    report.scenarios.iter().flat_map(draw).collect()
 }
 
-/// The cells of one scenario, in document order.
-pub fn cells_of<'a>(results: &'a Results, scenario: &str) -> Vec<&'a Cell> {
-    results
-        .cells
-        .iter()
-        .filter(|c| c.scenario == scenario)
-        .collect()
+/// The per-operation figures of a scenario, when its cells carry them (`extra.ops`).
+pub fn ops_of<'r>(report: &'r Report, scenario: &str) -> Option<&'r OpsReport<'r>> {
+    report.ops.iter().find(|o| o.scenario == scenario)
 }
 
 /// A file-name-safe form of a scenario name.
@@ -105,35 +115,39 @@ pub fn slug(s: &str) -> String {
         .collect()
 }
 
-/// Parameter keys whose values differ between `cells`, sorted, without `skip`.
-pub fn varying_keys(cells: &[&Cell], skip: &[&str]) -> Vec<String> {
-    let keys: BTreeSet<&String> = cells.iter().flat_map(|c| c.params.keys()).collect();
-    keys.into_iter()
-        .filter(|k| !skip.contains(&k.as_str()))
-        .filter(|k| {
-            cells
-                .iter()
-                .any(|c| c.params.get(*k) != cells[0].params.get(*k))
-        })
-        .cloned()
-        .collect()
-}
-
 /// Whether cells differ in interpreter.
 pub fn many_pythons(cells: &[&Cell]) -> bool {
     cells.iter().any(|c| c.python != cells[0].python)
 }
 
-/// "asyncio concurrency=50" (+ " py3.12.1" when interpreters differ).
+/// "asyncio concurrency=50" (+ " py3.12.1" when interpreters differ): a cell's label.
 pub fn cell_label(cell: &Cell, varying: &[String], with_python: bool) -> String {
-    let mut s = cell.variant.clone();
-    let p = params_text(&cell.params, varying);
+    series_label(
+        &cell.variant,
+        &cell.params,
+        &cell.python,
+        varying,
+        with_python,
+    )
+}
+
+/// "variant k=v …" of the parameters `varying` (+ " pyX" when `with_python`): the label of a
+/// cell or of a sweep.
+pub fn series_label(
+    variant: &str,
+    params: &BTreeMap<String, Value>,
+    python: &str,
+    varying: &[String],
+    with_python: bool,
+) -> String {
+    let mut s = variant.to_string();
+    let p = params_text(params, varying);
     if !p.is_empty() {
         s.push(' ');
         s.push_str(&p);
     }
     if with_python {
-        s.push_str(&format!(" py{}", cell.python));
+        s.push_str(&format!(" py{python}"));
     }
     s
 }
@@ -163,8 +177,8 @@ pub fn sort_versions(v: &mut [String]) {
 }
 
 /// The subtitle every chart carries: what machine, which interpreters, how many rounds.
-pub fn machine_line(results: &Results, cells: &[&Cell]) -> String {
-    let mut pythons: Vec<String> = cells.iter().map(|c| c.python.clone()).collect();
+pub fn machine_line<'a>(results: &Results, pythons: impl IntoIterator<Item = &'a str>) -> String {
+    let mut pythons: Vec<String> = pythons.into_iter().map(str::to_string).collect();
     sort_versions(&mut pythons);
     pythons.dedup();
     let e = &results.env;
@@ -181,6 +195,11 @@ pub fn machine_line(results: &Results, cells: &[&Cell]) -> String {
         results.method.rounds,
         short_commit(&e.git_commit)
     )
+}
+
+/// [`machine_line`] for the interpreters of a scenario's cells.
+pub fn scenario_line(results: &Results, s: &ScenarioReport) -> String {
+    machine_line(results, s.cells.iter().map(|c| c.python.as_str()))
 }
 
 /// "asynclab 3c37845" from a full commit hash (keeps a `-dirty` mark).

@@ -2,84 +2,87 @@
 //! loop) at its median cost relative to the base — the oldest interpreter, or asyncio's own
 //! loop — so operations from 40 ns to 25 µs share one linear axis. Drawn for scenarios whose
 //! cells carry per-operation figures (`asyncio_ops`); their throughput means nothing.
+//!
+//! The figures are the analysis' (`analysis::runtime::OpsReport`: every operation's
+//! [`OpStats`] per cell, its loops and interpreters), so the chart and the summary's
+//! per-operation tables agree; the chart only divides them by the base's median.
 
-use std::collections::BTreeMap;
-
-use super::bars::{Bar, BarChart, Group};
-use super::{cells_of, machine_line, scenarios, slug, sort_versions, Chart, ChartFile};
-use crate::analysis::ops::{loop_of as event_loop, op_label, op_order, op_stats, OpStats};
+use super::bars::{Bar, BarChart, Group, Interval};
+use super::frame::Captions;
+use super::{machine_line, per_scenario, slug, Chart, ChartFile};
+use crate::analysis::ops::{loop_of, op_label, op_order, version_key, OpStats};
+use crate::analysis::runtime::{OpsReport, REFERENCE_LOOP};
 use crate::analysis::Report;
-use crate::results::{Cell, Results};
 
 /// Per-operation cost relative to a base interpreter or loop.
 pub struct Ops;
 
-/// Whether a scenario's cells carry per-operation figures (`extra.ops` in their runs).
-pub fn has_ops(cells: &[&Cell]) -> bool {
-    cells.iter().any(|c| crate::analysis::ops::has_ops(c))
+/// One bar colour: its legend label, the loop and the interpreter it stands for.
+struct Series {
+    label: String,
+    event_loop: String,
+    python: String,
 }
 
-/// One chart: `series` cells (one per bar colour) compared with `series[0]`.
+/// The analysis' figures for `op` in the cell of one series.
+fn stats<'r>(ops: &'r OpsReport, s: &Series, op: &str) -> Option<&'r OpStats> {
+    ops.details
+        .iter()
+        .find(|(o, c, _)| o == op && c.python == s.python && loop_of(c) == s.event_loop)
+        .map(|(_, _, st)| st)
+}
+
+/// One chart: `series` (one per bar colour) compared with `series[0]`.
 fn chart(
-    results: &Results,
-    scenario: &str,
-    series: &[(String, &Cell)],
+    report: &Report,
+    ops: &OpsReport,
+    series: &[Series],
     name: String,
     what: &str,
 ) -> Option<ChartFile> {
-    if series.len() < 2 {
-        return None;
-    }
-    let stats: Vec<BTreeMap<String, OpStats>> = series.iter().map(|(_, c)| op_stats(c)).collect();
-    let mut ops: Vec<String> = stats[0].keys().cloned().collect();
-    ops.sort_by_key(|o| op_order(o));
-    let groups = ops
-        .iter()
-        .map(|op| {
-            let base = stats[0][op].ns_median;
-            let bars = stats
-                .iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    let st = s.get(op);
-                    Bar {
-                        label: String::new(),
-                        series: i,
-                        value: st.map(|st| st.ns_median / base).filter(|v| v.is_finite()),
-                        lo: st.map_or(f64::NAN, |st| st.ns_min / base),
-                        hi: st.map_or(f64::NAN, |st| st.ns_max / base),
-                        missing: format!("{}: not measured", series[i].0),
-                        note: st
-                            .map_or_else(String::new, |st| format!(" ({})", micros(st.ns_median))),
-                    }
-                })
-                .collect();
-            Group {
+    let base = series.first().filter(|_| series.len() >= 2)?;
+    let mut names: Vec<&String> = ops.details.iter().map(|(o, _, _)| o).collect();
+    names.sort_by_key(|o| op_order(o));
+    names.dedup();
+    let groups = names
+        .into_iter()
+        .filter_map(|op| {
+            let base_ns = stats(ops, base, op)?.ns_median;
+            let bar = |(i, s): (usize, &Series)| {
+                let st = stats(ops, s, op);
+                Bar {
+                    label: String::new(),
+                    series: i,
+                    value: st.map(|st| Interval {
+                        value: st.ns_median / base_ns,
+                        lo: st.ns_min / base_ns,
+                        hi: st.ns_max / base_ns,
+                    }),
+                    missing: format!("{}: not measured", s.label),
+                    note: st.map_or_else(String::new, |st| format!(" ({})", micros(st.ns_median))),
+                }
+            };
+            Some(Group {
                 label: op_label(op),
-                bars,
-            }
+                bars: series.iter().enumerate().map(bar).collect(),
+            })
         })
         .collect();
-    let cells: Vec<&Cell> = series.iter().map(|(_, c)| *c).collect();
-    let title = format!(
-        "{scenario}: cost per operation relative to {} (lower is better)",
-        series[0].0
-    );
-    let bars = BarChart {
-        title: title.clone(),
-        subtitle: machine_line(results, &cells),
-        x_label: format!("time per operation ÷ {}'s ({what})", series[0].0),
+    let chart = BarChart {
+        captions: Captions {
+            title: format!(
+                "{}: cost per operation relative to {} (lower is better)",
+                ops.scenario, base.label
+            ),
+            subtitle: machine_line(report.results, series.iter().map(|s| s.python.as_str())),
+            footnote: "Bars: median over runs of each run's median time per operation, over the base's median (in brackets: µs per operation); whiskers: the fastest and slowest run.".into(),
+        },
+        x_label: format!("time per operation ÷ {}'s ({what})", base.label),
         unit: "×".into(),
-        legend: series.iter().map(|(l, _)| l.clone()).collect(),
-        footnote: "Bars: median over runs of each run's median time per operation, over the base's median (in brackets: µs per operation); whiskers: the fastest and slowest run.".into(),
+        legend: series.iter().map(|s| s.label.clone()).collect(),
         groups,
     };
-    Some(ChartFile {
-        name,
-        scenario: Some(scenario.to_string()),
-        title,
-        svg: bars.render(),
-    })
+    Some(chart.draw().file(name, &ops.scenario))
 }
 
 fn micros(ns: f64) -> String {
@@ -93,65 +96,63 @@ fn micros(ns: f64) -> String {
     }
 }
 
+/// A scenario's ops charts: interpreters compared, one chart per loop; loops compared, one
+/// per interpreter.
+fn render(report: &Report, ops: &OpsReport) -> Vec<ChartFile> {
+    let mut loops: Vec<&str> = ops.tables.iter().map(|t| t.event_loop.as_str()).collect();
+    loops.sort_by_key(|l| (*l != REFERENCE_LOOP, *l));
+    let mut pythons: Vec<&str> = ops
+        .tables
+        .iter()
+        .flat_map(|t| t.pythons.iter().map(String::as_str))
+        .collect();
+    pythons.sort_by_key(|p| version_key(p));
+    pythons.dedup();
+    let measured = |l: &str, p: &str| {
+        ops.tables
+            .iter()
+            .any(|t| t.event_loop == l && t.pythons.iter().any(|tp| tp == p))
+    };
+    let series = |l: &str, p: &str, label: String| {
+        measured(l, p).then(|| Series {
+            label,
+            event_loop: l.to_string(),
+            python: p.to_string(),
+        })
+    };
+    let named = |dim: &str, v: &str| match dim {
+        "python" => format!("Python {v}"),
+        _ => format!("loop {v}"),
+    };
+    let mut out = Vec::new();
+    // Interpreters compared, one chart per loop; loops compared, one per interpreter.
+    for (by, fixed_dim, fixed, varied) in [
+        ("python", "loop", &loops, &pythons),
+        ("loop", "python", &pythons, &loops),
+    ] {
+        for f in fixed {
+            let s: Vec<Series> = varied
+                .iter()
+                .filter_map(|v| {
+                    let (l, p) = if by == "python" { (*f, *v) } else { (*v, *f) };
+                    series(l, p, named(by, v))
+                })
+                .collect();
+            let name = format!("ops-{by}-{}-{}", slug(f), slug(&ops.scenario));
+            out.extend(chart(report, ops, &s, name, &named(fixed_dim, f)));
+        }
+    }
+    out
+}
+
 impl Chart for Ops {
     fn kind(&self) -> &'static str {
         "ops"
     }
 
     fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
-        let results = report.results;
-        let mut out = Vec::new();
-        for scenario in scenarios(results) {
-            let cells: Vec<&Cell> = cells_of(results, &scenario)
-                .into_iter()
-                .filter(|c| has_ops(&[c]))
-                .collect();
-            if cells.is_empty() {
-                continue;
-            }
-            let mut loops: Vec<String> = cells.iter().map(|c| event_loop(c)).collect();
-            loops.dedup();
-            loops.sort_by_key(|l| (l != "asyncio", l.clone()));
-            loops.dedup();
-            let mut pythons: Vec<String> = cells.iter().map(|c| c.python.clone()).collect();
-            sort_versions(&mut pythons);
-            pythons.dedup();
-            let find = |p: &str, l: &str| {
-                cells
-                    .iter()
-                    .copied()
-                    .find(|c| c.python == p && event_loop(c) == l)
-            };
-            // Interpreters compared, one chart per loop; loops compared, one per interpreter.
-            for l in &loops {
-                let series: Vec<(String, &Cell)> = pythons
-                    .iter()
-                    .filter_map(|p| Some((format!("Python {p}"), find(p, l)?)))
-                    .collect();
-                let name = format!("ops-python-{}-{}", slug(l), slug(&scenario));
-                out.extend(chart(
-                    results,
-                    &scenario,
-                    &series,
-                    name,
-                    &format!("loop {l}"),
-                ));
-            }
-            for p in &pythons {
-                let series: Vec<(String, &Cell)> = loops
-                    .iter()
-                    .filter_map(|l| Some((format!("loop {l}"), find(p, l)?)))
-                    .collect();
-                let name = format!("ops-loop-{}-{}", slug(p), slug(&scenario));
-                out.extend(chart(
-                    results,
-                    &scenario,
-                    &series,
-                    name,
-                    &format!("Python {p}"),
-                ));
-            }
-        }
-        out
+        per_scenario(report, |s| {
+            super::ops_of(report, &s.name).map_or_else(Vec::new, |ops| render(report, ops))
+        })
     }
 }

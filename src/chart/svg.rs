@@ -1,4 +1,5 @@
-//! A tiny SVG writer, axis scales and tick choice shared by every chart kind.
+//! A tiny SVG writer, axis scales and tick choice: the primitives the chart frame
+//! (`frame.rs`) and every chart kind's marks are drawn with.
 //!
 //! Output is deterministic: coordinates are printed with one decimal, numbers in labels with
 //! a fixed rule ([`tick_label`]), nothing depends on time or hash order.
@@ -76,6 +77,15 @@ impl Anchor {
     }
 }
 
+/// The `stroke-dasharray` attribute for a dash pattern (nothing for a solid line).
+fn dash_attr(dash: &str) -> String {
+    if dash.is_empty() {
+        String::new()
+    } else {
+        format!(r#" stroke-dasharray="{dash}""#)
+    }
+}
+
 /// An SVG document being written.
 pub struct Svg {
     buf: String,
@@ -125,11 +135,7 @@ impl Svg {
         width: f64,
         dash: &str,
     ) {
-        let dash = if dash.is_empty() {
-            String::new()
-        } else {
-            format!(r#" stroke-dasharray="{dash}""#)
-        };
+        let dash = dash_attr(dash);
         let _ = write!(
             self.buf,
             r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{stroke}" stroke-width="{}"{dash}/>"#,
@@ -147,11 +153,7 @@ impl Svg {
             .iter()
             .map(|(x, y)| format!("{},{}", f(*x), f(*y)))
             .collect();
-        let dash = if dash.is_empty() {
-            String::new()
-        } else {
-            format!(r#" stroke-dasharray="{dash}""#)
-        };
+        let dash = dash_attr(dash);
         let _ = write!(
             self.buf,
             r#"<polyline points="{}" fill="none" stroke="{stroke}" stroke-width="{}" stroke-linejoin="round"{dash}/>"#,
@@ -208,20 +210,6 @@ impl Svg {
             esc(s),
             x = f(x),
             y = f(y)
-        );
-    }
-
-    /// Title (bold) and the subtitle line saying where it was measured.
-    pub fn header(&mut self, title: &str, subtitle: &str) {
-        self.text(16.0, 24.0, 15.0, Anchor::Start, "#111111", "bold", title);
-        self.text(
-            16.0,
-            42.0,
-            11.0,
-            Anchor::Start,
-            "#555555",
-            "normal",
-            subtitle,
         );
     }
 
