@@ -24,7 +24,7 @@ pub struct Opts {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run scenarios' matrices and write results, CSV and a summary.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List the scenarios in the catalogue.
     List(CommonArgs),
     /// Build (or reuse) the Python environments for the given interpreters.

@@ -55,7 +55,7 @@ fn paths(code: &str) -> Vec<Vec<String>> {
     while i < chars.len() {
         if ident(chars[i]) && (i == 0 || !(ident(chars[i - 1]) || chars[i - 1] == ':')) {
             let mut found = Vec::new();
-            let end = parse(&chars, i, &mut Vec::new(), &mut found);
+            let end = parse(&chars, i, &[], &mut found);
             out.extend(found);
             i = end.max(i + 1);
         } else {
@@ -66,14 +66,9 @@ fn paths(code: &str) -> Vec<Vec<String>> {
 }
 
 /// Parses `a::b::{c, d::e}` from `i`; pushes every full path (prefix + segments) to `out`.
-fn parse(
-    chars: &[char],
-    mut i: usize,
-    prefix: &mut Vec<String>,
-    out: &mut Vec<Vec<String>>,
-) -> usize {
+fn parse(chars: &[char], mut i: usize, prefix: &[String], out: &mut Vec<Vec<String>>) -> usize {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut segs = prefix.clone();
+    let mut segs = prefix.to_vec();
     loop {
         let start = i;
         while i < chars.len() && ident(chars[i]) {
@@ -92,7 +87,7 @@ fn parse(
                         return i + 1;
                     }
                     if chars.get(i).is_some_and(|c| ident(*c)) {
-                        i = parse(chars, i, &mut segs, out);
+                        i = parse(chars, i, &segs, out);
                     }
                     while i < chars.len() && chars[i] != ',' && chars[i] != '}' {
                         i += 1;

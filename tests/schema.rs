@@ -53,6 +53,11 @@ fn fully_populated() -> Results {
             baseline: Some("sync".into()),
         },
     );
+    r.method.interference = Some(asynclab::results::InterferencePolicy {
+        max_foreign_cores: 0.1,
+        floor_s: 0.05,
+        repeats: 3,
+    });
     r.method.scenario_plans.insert(
         "cpu".into(),
         ScenarioPlan {

@@ -1,0 +1,206 @@
+//! A machine that interferes: runs measured while other programs use the CPUs are flagged and
+//! repeated, the clean ones still follow physics, and a machine busy for the whole run gives no
+//! verdict at all.
+
+mod common;
+
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// Serializes these tests: each measures, and one's load would spoil the other's runs.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Busy loops on every CPU of the machine, killed on drop.
+struct Load(Vec<Child>);
+
+impl Load {
+    fn start() -> Load {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Load(
+            (0..cpus)
+                .map(|_| {
+                    Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn cell<'a>(r: &'a serde_json::Value, variant: &str) -> &'a serde_json::Value {
+    r["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["scenario"] == "cpu" && c["variant"] == variant)
+        .unwrap_or_else(|| panic!("cpu/{variant}"))
+}
+
+fn summary(c: &serde_json::Value, key: &str) -> f64 {
+    c["summary"]["throughput_per_s"][key].as_f64().unwrap()
+}
+
+fn contaminated_runs(c: &serde_json::Value) -> usize {
+    c["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["interference"]["contaminated"] == true)
+        .count()
+}
+
+/// `asynclab run --scenario cpu` with small jobs (runs of about half a second).
+fn run_cpu(dir: &std::path::Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+    bin()
+        .args([
+            "run",
+            "--scenario",
+            "cpu",
+            "--python",
+            "3.12",
+            "--param",
+            "n=60000",
+            "--out",
+        ])
+        .arg(dir)
+        .args(extra)
+        .timeout(Duration::from_secs(600))
+        .assert()
+}
+
+#[test]
+fn intermittent_load_is_flagged_repeated_and_left_out() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("run");
+    // Load on every CPU for 2 s out of every 5 s until the run ends.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let loader = std::thread::spawn(move || {
+        let start = Instant::now();
+        while !flag.load(Ordering::Relaxed) {
+            let phase = start.elapsed().as_millis() % 5000;
+            if phase < 2000 {
+                let _load = Load::start();
+                while start.elapsed().as_millis() % 5000 < 2000 && !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            } else {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    });
+    let assert = run_cpu(&dir, &["--rounds", "5", "--warmups", "1", "--repeats", "6"]);
+    stop.store(true, Ordering::Relaxed);
+    loader.join().unwrap();
+    assert.success();
+    let r = results(&dir);
+    let (sync, asy, threads, mp) = (
+        cell(&r, "sync"),
+        cell(&r, "asyncio"),
+        cell(&r, "threads"),
+        cell(&r, "multiprocessing"),
+    );
+    let flagged: usize = [sync, asy, threads, mp]
+        .iter()
+        .map(|c| contaminated_runs(c))
+        .sum();
+    assert!(
+        flagged > 0,
+        "a load on every CPU for 40% of the time spoiled no run"
+    );
+    for c in [sync, asy, threads, mp] {
+        let s = &c["summary"];
+        assert_eq!(
+            s["contaminated_runs"].as_u64().unwrap_or(0) as usize,
+            contaminated_runs(c),
+            "{}: every contaminated run is counted",
+            c["id"]
+        );
+        assert_eq!(
+            s["rounds_without_clean_run"].as_u64().unwrap_or(0),
+            0,
+            "{}: 6 repeats of a half-second run find a quiet 3 s",
+            c["id"]
+        );
+    }
+    // Physics on the clean runs. One core runs pure-Python work under asyncio as under sync:
+    // ±10% is the round-to-round spread of half-second runs on a VM.
+    let ratio = summary(asy, "median") / summary(sync, "median");
+    assert!(
+        (0.9..=1.1).contains(&ratio),
+        "asyncio/sync = {ratio:.3} on CPU-bound work"
+    );
+    // Threads hold the GIL in turn: no faster than sync beyond its spread (5% for that).
+    assert!(
+        summary(threads, "min") <= summary(sync, "max") * 1.05,
+        "threads' slowest clean round beat sync's fastest"
+    );
+    // Processes can be at most as many times faster as there are cores (plus 10% spread).
+    let cores = r["env"]["cores"].as_f64().unwrap();
+    let speedup = summary(mp, "median") / summary(sync, "median");
+    assert!(
+        speedup <= cores * 1.1,
+        "processes {speedup:.2}× sync on {cores} cores"
+    );
+}
+
+#[test]
+fn constant_load_gives_no_verdict() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("run");
+    let load = Load::start();
+    std::thread::sleep(Duration::from_millis(300));
+    let assert = run_cpu(
+        &dir,
+        &[
+            "--rounds",
+            "3",
+            "--warmups",
+            "0",
+            "--repeats",
+            "1",
+            "--strict",
+        ],
+    );
+    drop(load);
+    let output = assert.failure().get_output().clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("inconclusive"),
+        "--strict names the inconclusive cells: {stderr}"
+    );
+    let summary_md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    let decision = summary_md
+        .split("## Decision table")
+        .nth(1)
+        .expect("a decision table section");
+    assert!(
+        decision.contains("none (inconclusive"),
+        "no variant recommended on a busy machine: {decision}"
+    );
+    let r = results(&dir);
+    for v in ["sync", "asyncio", "threads", "multiprocessing"] {
+        let c = cell(&r, v);
+        assert!(
+            c["summary"]["rounds_without_clean_run"].as_u64().unwrap() > 0,
+            "{v}: a whole core of foreign load, yet a clean round"
+        );
+    }
+}
