@@ -34,7 +34,7 @@ pub enum Command {
     /// Measure the mock server's delay accuracy and throughput on this machine.
     SelfCheck,
     /// Say what the machine has and what is missing, with the fix for each.
-    Doctor,
+    Doctor(crate::commands::doctor::DoctorArgs),
     /// Per-request translation: asyncio time per request from a run's asyncio_ops figures, and
     /// the share of the request an interpreter upgrade would save.
     Cost(CostArgs),

@@ -6,14 +6,37 @@ use std::time::Duration;
 use crate::envinfo;
 use crate::python::find_interpreter;
 
+/// How a finding stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Found, fine.
+    Ok,
+    /// Present but a reason for caution (a busy machine now, a governor that scales).
+    Warn,
+    /// Missing: something the lab needs for some runs is not there.
+    Missing,
+}
+
 /// One finding.
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Finding {
     /// What was looked for.
     pub what: String,
-    /// Found (true) or missing (false).
-    pub ok: bool,
+    /// How it stands.
+    pub level: Level,
     /// What was found, or the fix.
     pub detail: String,
+}
+
+impl Finding {
+    fn new(what: impl Into<String>, level: Level, detail: impl Into<String>) -> Self {
+        Finding {
+            what: what.into(),
+            level,
+            detail: detail.into(),
+        }
+    }
 }
 
 fn on_path(name: &str) -> Option<std::path::PathBuf> {
@@ -59,12 +82,12 @@ pub fn findings() -> Vec<Finding> {
         out.push(match find_interpreter(v) {
             Ok(i) => Finding {
                 what: format!("python {v}"),
-                ok: true,
+                level: Level::Ok,
                 detail: format!("{} at {}", i.version, i.exe.display()),
             },
             Err(_) => Finding {
                 what: format!("python {v}"),
-                ok: false,
+                level: Level::Missing,
                 detail: format!("not found: `pyenv install {v}` or `uv python install {v}`"),
             },
         });
@@ -75,22 +98,22 @@ pub fn findings() -> Vec<Finding> {
         }) {
             Some(p) => Finding {
                 what: "uv".into(),
-                ok: true,
+                level: Level::Ok,
                 detail: p.display().to_string(),
             },
             None => Finding {
                 what: "uv".into(),
-                ok: false,
+                level: Level::Missing,
                 detail: "not found (pip is used, slower): `make tools` installs it".into(),
             },
         },
     );
     for bin in ["initdb", "postgres"] {
         out.push(match on_path(bin) {
-            Some(p) => Finding { what: bin.into(), ok: true, detail: p.display().to_string() },
+            Some(p) => Finding { what: bin.into(), level: Level::Ok, detail: p.display().to_string() },
             None => Finding {
                 what: bin.into(),
-                ok: false,
+                level: Level::Missing,
                 detail: "not found: `apt-get install postgresql` for --pg local, or set DATABASE_URL / use --pg container".into(),
             },
         });
@@ -102,72 +125,103 @@ pub fn findings() -> Vec<Finding> {
         )
     });
     out.push(match docker {
-        Some(v) => Finding { what: "docker engine".into(), ok: true, detail: format!("server {}", v.trim()) },
+        Some(v) => Finding { what: "docker engine".into(), level: Level::Ok, detail: format!("server {}", v.trim()) },
         None => Finding {
             what: "docker engine".into(),
-            ok: false,
+            level: Level::Missing,
             detail: "not reachable: start the daemon or set DOCKER_HOST (only needed for --pg container)".into(),
         },
     });
     if let Ok(u) = std::env::var("DATABASE_URL") {
         out.push(Finding {
             what: "DATABASE_URL".into(),
-            ok: true,
+            level: Level::Ok,
             detail: format!("set ({} chars); --pg auto will use it", u.len()),
         });
     }
     let cores = envinfo::cores();
-    out.push(Finding {
-        what: "cores".into(),
-        ok: cores >= 2,
-        detail: if cores >= 2 {
-            cores.to_string()
-        } else {
-            "1: multiprocessing cannot beat sync here".into()
-        },
+    out.push(if cores >= 2 {
+        Finding::new("cores", Level::Ok, cores.to_string())
+    } else {
+        Finding::new(
+            "cores",
+            Level::Warn,
+            "1: multiprocessing cannot beat sync here",
+        )
     });
     let load = envinfo::load_avg();
-    out.push(Finding {
-        what: "load average".into(),
-        ok: load[0] <= 0.5 * cores as f64,
-        detail: format!(
+    let busy_load = load[0] > 0.5 * cores as f64;
+    out.push(Finding::new(
+        "load average",
+        if busy_load { Level::Warn } else { Level::Ok },
+        format!(
             "{:.2} {:.2} {:.2}{}",
             load[0],
             load[1],
             load[2],
-            if load[0] > 0.5 * cores as f64 {
+            if busy_load {
                 " (busy: numbers will be noisy)"
             } else {
                 ""
             }
         ),
-    });
+    ));
+    let idle = crate::runner::interference::idle_window(IDLE_WINDOW);
+    let limit = crate::runner::interference::DEFAULT_MAX_FOREIGN_CORES;
+    let busy_now = idle.foreign_cores > limit || idle.steal_cores > limit;
+    out.push(Finding::new(
+        "foreign CPU now",
+        if busy_now { Level::Warn } else { Level::Ok },
+        format!(
+            "{:.2} cores used by other programs, steal {:.2} cores, over {:.1} s; machine-speed probe {:.2} ms{}",
+            idle.foreign_cores,
+            idle.steal_cores,
+            IDLE_WINDOW.as_secs_f64(),
+            idle.probe_ms,
+            if busy_now {
+                format!(" (over the {limit} cores a run tolerates: runs would be repeated or inconclusive; stop other work)")
+            } else {
+                String::new()
+            }
+        ),
+    ));
     let gov = envinfo::governor();
-    out.push(Finding {
-        what: "cpu governor".into(),
-        ok: gov == "performance" || gov == "unavailable",
-        detail: if gov == "unavailable" {
-            "unavailable (a VM or no cpufreq): nothing to set".into()
-        } else if gov == "performance" {
-            gov
-        } else {
-            format!("{gov}: `cpupower frequency-set -g performance` for steadier numbers")
-        },
+    out.push(if gov == "unavailable" {
+        Finding::new(
+            "cpu governor",
+            Level::Ok,
+            "unavailable (a VM or no cpufreq): nothing to set",
+        )
+    } else if gov == "performance" {
+        Finding::new("cpu governor", Level::Ok, gov)
+    } else {
+        Finding::new(
+            "cpu governor",
+            Level::Warn,
+            format!("{gov}: `cpupower frequency-set -g performance` for steadier numbers"),
+        )
     });
     out
 }
 
-/// Prints the findings; returns how many are missing.
-pub fn print() -> usize {
+/// How long `doctor` watches the machine for other programs' CPU use.
+const IDLE_WINDOW: Duration = Duration::from_secs(1);
+
+/// Prints the findings (as JSON with `json`); returns how many are missing.
+pub fn print(json: bool) -> usize {
     let f = findings();
-    let width = f.iter().map(|x| x.what.len()).max().unwrap_or(0);
-    for x in &f {
-        println!(
-            "{} {:width$}  {}",
-            if x.ok { "ok     " } else { "MISSING" },
-            x.what,
-            x.detail
-        );
+    if json {
+        println!("{}", serde_json::to_string_pretty(&f).unwrap_or_default());
+    } else {
+        let width = f.iter().map(|x| x.what.len()).max().unwrap_or(0);
+        for x in &f {
+            let level = match x.level {
+                Level::Ok => "ok     ",
+                Level::Warn => "WARN   ",
+                Level::Missing => "MISSING",
+            };
+            println!("{level} {:width$}  {}", x.what, x.detail);
+        }
     }
-    f.iter().filter(|x| !x.ok).count()
+    f.iter().filter(|x| x.level == Level::Missing).count()
 }

@@ -52,7 +52,7 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
         Command::Envs(a) => commands::envs::execute(&a),
         Command::MockServer(a) => commands::mock_server::execute(&a),
         Command::SelfCheck => commands::self_check::execute(),
-        Command::Doctor => commands::doctor::execute(),
+        Command::Doctor(a) => commands::doctor::execute(&a),
         Command::Cost(a) => commands::cost::execute(&a),
         Command::Report(a) => commands::report::execute(&a),
         Command::Compare(a) => commands::compare::execute(&a),

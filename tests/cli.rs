@@ -115,3 +115,32 @@ fn list_shows_the_catalogue() {
         .success()
         .stdout(predicate::str::contains("io_http"));
 }
+
+#[test]
+fn bad_interference_limit_names_the_flag() {
+    one_line_error(
+        &["run", "--scenario", "cpu", "--max-foreign-cores=-1"],
+        &["--max-foreign-cores", "number of cores"],
+    );
+}
+
+#[test]
+fn doctor_reports_levels_as_json_and_measures_foreign_cpu() {
+    let out = bin().args(["doctor", "--json"]).output().unwrap();
+    let findings: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = findings.as_array().unwrap();
+    let level = |what: &str| {
+        findings
+            .iter()
+            .find(|f| f["what"] == what)
+            .unwrap_or_else(|| panic!("{what} missing"))["level"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // A busy machine is a warning, never "missing".
+    assert!(["ok", "warn"].contains(&level("foreign CPU now").as_str()));
+    assert!(["ok", "warn"].contains(&level("load average").as_str()));
+    let missing = findings.iter().any(|f| f["level"] == "missing");
+    assert_eq!(out.status.code(), Some(i32::from(missing)));
+}

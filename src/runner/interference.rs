@@ -97,6 +97,35 @@ pub fn probe_ms() -> f64 {
     best
 }
 
+/// What the machine did over an idle window of the driver's (`doctor`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IdleWindow {
+    /// Cores' worth of CPU other programs used.
+    pub foreign_cores: f64,
+    /// Cores' worth of steal.
+    pub steal_cores: f64,
+    /// The machine-speed probe, ms.
+    pub probe_ms: f64,
+}
+
+/// Watches the machine for `window` while the lab does nothing.
+pub fn idle_window(window: std::time::Duration) -> IdleWindow {
+    let probe_ms = probe_ms();
+    let before = (system_ticks(), lab_cpu_s(&[]));
+    let start = Instant::now();
+    std::thread::sleep(window);
+    let after = (system_ticks(), lab_cpu_s(&[]));
+    let wall = start.elapsed().as_secs_f64().max(1e-9);
+    let tick = sampler::clk_tck();
+    let busy = after.0.busy.saturating_sub(before.0.busy) as f64 / tick;
+    let steal = after.0.steal.saturating_sub(before.0.steal) as f64 / tick;
+    IdleWindow {
+        foreign_cores: (busy - (after.1 - before.1)).max(0.0) / wall,
+        steal_cores: steal / wall,
+        probe_ms,
+    }
+}
+
 /// CPU seconds of the lab's own processes: the driver (its services run as its threads) and
 /// the trees of the services that run as processes.
 fn lab_cpu_s(services: &[i32]) -> f64 {
