@@ -261,6 +261,31 @@ mod tests {
         (exec, cells, saves)
     }
 
+    /// 3 rounds after 1 warm-up, 2 repeats, of these variants; nothing fails on purpose.
+    fn run_variants(variants: &[&str]) -> (MockExecutor, Vec<Cell>) {
+        let specs: Vec<CellSpec> = variants.iter().map(|v| spec(v)).collect();
+        let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
+        let mut exec = MockExecutor {
+            calls: vec![],
+            fail: None,
+        };
+        let plan = Plan {
+            rounds: 3,
+            warmups: 1,
+            repeats: 2,
+        };
+        run_interleaved(
+            &specs,
+            plan,
+            &mut exec,
+            &mut cells,
+            &mut |_| Ok(()),
+            &mut |_| {},
+        )
+        .unwrap();
+        (exec, cells)
+    }
+
     #[test]
     fn rounds_interleave_and_rotate_after_warmups() {
         let (exec, cells, saves) = run(None);
@@ -294,26 +319,7 @@ mod tests {
 
     #[test]
     fn a_skip_message_marks_the_cell_skipped_not_failed() {
-        let specs: Vec<CellSpec> = ["a", "skipme"].iter().map(|v| spec(v)).collect();
-        let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
-        let mut exec = MockExecutor {
-            calls: vec![],
-            fail: None,
-        };
-        let plan = Plan {
-            rounds: 3,
-            warmups: 1,
-            repeats: 2,
-        };
-        run_interleaved(
-            &specs,
-            plan,
-            &mut exec,
-            &mut cells,
-            &mut |_| Ok(()),
-            &mut |_| {},
-        )
-        .unwrap();
+        let (exec, cells) = run_variants(&["a", "skipme"]);
         assert_eq!(cells[1].status, CellStatus::Skipped);
         assert_eq!(
             cells[1].failure.as_deref(),
@@ -330,26 +336,7 @@ mod tests {
 
     #[test]
     fn contaminated_runs_are_kept_repeated_and_left_out() {
-        let specs: Vec<CellSpec> = ["a", "busy1", "busy"].iter().map(|v| spec(v)).collect();
-        let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
-        let mut exec = MockExecutor {
-            calls: vec![],
-            fail: None,
-        };
-        let plan = Plan {
-            rounds: 3,
-            warmups: 1,
-            repeats: 2,
-        };
-        run_interleaved(
-            &specs,
-            plan,
-            &mut exec,
-            &mut cells,
-            &mut |_| Ok(()),
-            &mut |_| {},
-        )
-        .unwrap();
+        let (_, cells) = run_variants(&["a", "busy1", "busy"]);
         // a: clean, 3 runs. busy1: each round once contaminated, repeated once: 6 runs, 3 clean.
         assert_eq!(cells[0].runs.len(), 3);
         assert_eq!(cells[1].runs.len(), 6);
