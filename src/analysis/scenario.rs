@@ -24,10 +24,10 @@ pub enum VsBaseline {
 /// What else used the machine during a cell's runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellInterference {
-    /// Median foreign CPU over the clean runs, in cores.
-    pub foreign_cores_median: f64,
-    /// The most foreign CPU of any run, in cores.
-    pub foreign_cores_max: f64,
+    /// Median foreign CPU over the clean runs, seconds.
+    pub foreign_cpu_s_median: f64,
+    /// The most foreign CPU of any run, seconds.
+    pub foreign_cpu_s_max: f64,
     /// Steal time over every run, seconds.
     pub steal_s: f64,
     /// Median involuntary context switches of the worker per run.
@@ -66,8 +66,8 @@ pub fn cell_interference(cell: &Cell) -> Option<CellInterference> {
         .collect();
     let switches: Vec<f64> = all.iter().map(|i| i.involuntary_switches as f64).collect();
     Some(CellInterference {
-        foreign_cores_median: crate::stats::median(&clean),
-        foreign_cores_max: all.iter().map(|i| i.foreign_cores).fold(0.0, f64::max),
+        foreign_cpu_s_median: crate::stats::median(&clean),
+        foreign_cpu_s_max: all.iter().map(|i| i.foreign_cpu_s).fold(0.0, f64::max),
         steal_s: all.iter().map(|i| i.steal_s).sum(),
         involuntary_switches_median: crate::stats::median(&switches),
         contaminated_runs: all.iter().filter(|i| i.contaminated).count(),

@@ -366,6 +366,9 @@ impl Executor for ProcessExecutor {
         let done = w.wait_for("done", cell.timeout, cell);
         let wall_s = go.elapsed().as_secs_f64();
         let cpu_after = sampler::tree_cpu_s(pid);
+        // The peak first: a worker may exit soon after `done`, and a zombie has no VmHWM.
+        let root_hwm = sampler::hwm_kib(pid).unwrap_or(0);
+        let sampled_peak = sampler.finish();
         let interference = window.close(
             pid,
             &self.service_pids,
@@ -373,8 +376,6 @@ impl Executor for ProcessExecutor {
             wall_s,
             self.limits,
         );
-        let root_hwm = sampler::hwm_kib(pid).unwrap_or(0);
-        let sampled_peak = sampler.finish();
         done?;
         let result = w.wait_for("result", RESULT_TIMEOUT, cell)?;
         // Let the worker tear down; its children go with the group when dropped.
