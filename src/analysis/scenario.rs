@@ -62,7 +62,7 @@ pub fn cell_interference(cell: &Cell) -> Option<CellInterference> {
     let clean: Vec<f64> = all
         .iter()
         .filter(|i| !i.contaminated)
-        .map(|i| i.foreign_cores)
+        .map(|i| i.foreign_cpu_s)
         .collect();
     let switches: Vec<f64> = all.iter().map(|i| i.involuntary_switches as f64).collect();
     Some(CellInterference {
