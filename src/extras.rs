@@ -22,9 +22,10 @@ pub struct Extras {
     /// pyperf's own results by benchmark name (a cross-check of `ops` in its worker processes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub benchmarks: Option<BTreeMap<String, PyperfBenchmark>>,
-    /// Expected-against-observed rows of a correctness study.
+    /// Expected-against-observed rows of a correctness study, or (in other scenarios, e.g.
+    /// db) a plain figure under the same key, kept as it came.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows: Option<Vec<CorrectnessRow>>,
+    pub rows: Option<Rows>,
     /// The timed batch as the worker measured it, in milliseconds (event-loop comparisons).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_ms: Option<f64>,
@@ -43,7 +44,25 @@ pub struct Extras {
     pub other: BTreeMap<String, Value>,
 }
 
+/// What a worker reported under `rows`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Rows {
+    /// A correctness study's expected-against-observed rows.
+    Checked(Vec<CorrectnessRow>),
+    /// Anything else (db's row count), kept as it came.
+    Figure(Value),
+}
+
 impl Extras {
+    /// The correctness rows, when `rows` holds them.
+    pub fn correctness_rows(&self) -> Option<&[CorrectnessRow]> {
+        match &self.rows {
+            Some(Rows::Checked(rows)) => Some(rows),
+            _ => None,
+        }
+    }
+
     /// The figure under `key` as JSON, typed field or not (for the catalogue's `agree` keys).
     pub fn value(&self, key: &str) -> Option<Value> {
         match serde_json::to_value(self).ok()? {
@@ -145,5 +164,14 @@ mod tests {
         assert_eq!(e.value("workers"), Some(Value::from(4)));
         let back: Extras = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
         assert_eq!(back, e);
+        // `rows` is a correctness table in some scenarios and a count in others (db).
+        let count: Extras = serde_json::from_str(r#"{"rows": 4000}"#).unwrap();
+        assert_eq!(count.correctness_rows(), None);
+        assert_eq!(count.value("rows"), Some(Value::from(4000)));
+        let table: Extras = serde_json::from_str(
+            r#"{"rows": [{"case": "a", "expected": 1, "observed": 1, "ok": true}]}"#,
+        )
+        .unwrap();
+        assert_eq!(table.correctness_rows().map(|r| r.len()), Some(1));
     }
 }

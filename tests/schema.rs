@@ -111,13 +111,13 @@ fn fully_populated() -> Results {
                 other: other(),
             },
         )])),
-        rows: Some(vec![CorrectnessRow {
+        rows: Some(asynclab::extras::Rows::Checked(vec![CorrectnessRow {
             case: Value::from("cancel"),
             expected: Value::from("cancelled"),
             observed: Value::from("cancelled"),
             ok: true,
             other: other(),
-        }]),
+        }])),
         elapsed_ms: Some(10.0),
         achieved_rate_per_s: Some(10.0),
         abandoned: Some(0),

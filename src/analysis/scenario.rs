@@ -228,7 +228,7 @@ pub fn analyze<'a>(
         .collect();
     let correctness = cells
         .iter()
-        .filter_map(|&c| Some((c, c.runs.last()?.extra.rows.as_deref()?)))
+        .filter_map(|&c| Some((c, c.runs.last()?.extra.correctness_rows()?)))
         .collect();
     // A variant that ran as a process tree; documents from before `memory_metric` was
     // recorded only tell it by the variant's name.

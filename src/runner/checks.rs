@@ -63,7 +63,13 @@ fn wrong_rows(cells: &[Cell], scenarios: &[&Scenario]) -> Vec<String> {
     for s in scenarios.iter().filter(|s| s.correctness) {
         for c in cells.iter().filter(|c| c.scenario == s.name) {
             for r in &c.runs {
-                for row in r.extra.rows.iter().flatten().filter(|row| !row.ok) {
+                for row in r
+                    .extra
+                    .correctness_rows()
+                    .into_iter()
+                    .flatten()
+                    .filter(|row| !row.ok)
+                {
                     out.push(format!(
                         "{} round {}: {}: expected {}, observed {}",
                         c.id,

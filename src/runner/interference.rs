@@ -141,6 +141,7 @@ fn lab_cpu_s(services: &[i32]) -> f64 {
 #[derive(Debug, Clone)]
 pub struct Window {
     system: SystemTicks,
+    worker_cpu_s: f64,
     lab_cpu_s: f64,
     switches: u64,
     probe_before_ms: f64,
@@ -150,25 +151,23 @@ impl Window {
     /// Runs the probe, then reads the counters; call right before `go`.
     pub fn open(worker: i32, services: &[i32]) -> Window {
         let probe_before_ms = probe_ms();
+        let switches = involuntary_switches(worker);
+        // The machine's, the worker's and the lab's CPU read together, so that every CPU
+        // second of the window is in exactly one of them or foreign.
         Window {
             system: system_ticks(),
+            worker_cpu_s: sampler::tree_cpu_s(worker),
             lab_cpu_s: lab_cpu_s(services),
-            switches: involuntary_switches(worker),
+            switches,
             probe_before_ms,
         }
     }
 
-    /// Reads the counters, then runs the probe; call right after `done` with the worker
-    /// tree's CPU seconds and the wall time between `go` and `done`.
-    pub fn close(
-        self,
-        worker: i32,
-        services: &[i32],
-        worker_cpu_s: f64,
-        wall_s: f64,
-        limits: Limits,
-    ) -> Interference {
+    /// Reads the counters, then runs the probe; call right after `done` with the wall time
+    /// between `go` and `done`.
+    pub fn close(self, worker: i32, services: &[i32], wall_s: f64, limits: Limits) -> Interference {
         let system = system_ticks();
+        let worker_cpu_s = sampler::tree_cpu_s(worker) - self.worker_cpu_s;
         let lab = lab_cpu_s(services) - self.lab_cpu_s;
         let switches = involuntary_switches(worker).saturating_sub(self.switches);
         let probe_after_ms = probe_ms();
@@ -231,7 +230,6 @@ mod tests {
         let i = w.close(
             worker.id() as i32,
             &[],
-            0.0,
             start.elapsed().as_secs_f64(),
             limits,
         );

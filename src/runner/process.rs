@@ -368,14 +368,8 @@ impl Executor for ProcessExecutor {
         let cpu_after = sampler::tree_cpu_s(pid);
         // The peak first: a worker may exit soon after `done`, and a zombie has no VmHWM.
         let root_hwm = sampler::hwm_kib(pid).unwrap_or(0);
+        let interference = window.close(pid, &self.service_pids, wall_s, self.limits);
         let sampled_peak = sampler.finish();
-        let interference = window.close(
-            pid,
-            &self.service_pids,
-            cpu_after - cpu_before,
-            wall_s,
-            self.limits,
-        );
         done?;
         let result = w.wait_for("result", RESULT_TIMEOUT, cell)?;
         // Let the worker tear down; its children go with the group when dropped.
