@@ -64,7 +64,7 @@ fn contaminated_runs(c: &serde_json::Value) -> usize {
         .count()
 }
 
-/// `asynclab run --scenario cpu` with small jobs (runs of about half a second).
+/// `asynclab run --scenario cpu` with small jobs (runs of about a second).
 fn run_cpu(dir: &std::path::Path, extra: &[&str]) -> assert_cmd::assert::Assert {
     bin()
         .args([
@@ -74,7 +74,7 @@ fn run_cpu(dir: &std::path::Path, extra: &[&str]) -> assert_cmd::assert::Assert 
             "--python",
             "3.12",
             "--param",
-            "n=60000",
+            "n=150000",
             "--out",
         ])
         .arg(dir)
@@ -135,12 +135,12 @@ fn intermittent_load_is_flagged_repeated_and_left_out() {
         assert_eq!(
             s["rounds_without_clean_run"].as_u64().unwrap_or(0),
             0,
-            "{}: 6 repeats of a half-second run find a quiet 3 s",
+            "{}: 6 repeats of a one-second run find a quiet 3 s",
             c["id"]
         );
     }
     // Physics on the clean runs. One core runs pure-Python work under asyncio as under sync:
-    // ±10% is the round-to-round spread of half-second runs on a VM.
+    // ±10% is the round-to-round spread of one-second runs on a VM.
     let ratio = summary(asy, "median") / summary(sync, "median");
     assert!(
         (0.9..=1.1).contains(&ratio),

@@ -331,7 +331,7 @@ pub fn section(s: &ScenarioReport) -> Section {
     }
     out.table(main_table(s));
     if s.rows.iter().any(|r| r.interference.is_some()) {
-        out.para("*Foreign CPU*: CPU time used on the machine by other programs (not the worker, the lab's services or the driver) while a run was timed, in CPU seconds; median over the clean runs (max over all). A run over the limit (more than the run's `method.interference.max_foreign_cores` in cores' worth, and more than its 0.05 s floor) is *contaminated*: kept in results.json, repeated in its round and left out of the numbers; a cell with a round that never ran clean is *inconclusive* and decides nothing.");
+        out.para("*Foreign CPU*: CPU time used on the machine by other programs (not the worker, the lab's services or the driver) while a run was timed, in CPU seconds; median over the clean runs (max over all). A run over the limit (more than the run's `method.interference.max_foreign_cores` in cores' worth, and more than its floor, `method.interference.floor_s`) is *contaminated*: kept in results.json, repeated in its round and left out of the numbers; a cell with a round that never ran clean is *inconclusive* and decides nothing.");
     }
     if s.latency_kinds.contains("service") {
         out.para("Latency is per operation, closed loop, from the moment each operation was actually sent (service time), pooled over rounds.");
