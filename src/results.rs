@@ -297,13 +297,17 @@ pub struct RunRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Interference {
     /// CPU seconds used on the machine (user + system time of every process, from
-    /// /proc/stat) by everything but the worker's process tree, the lab's services and the
-    /// driver itself.
+    /// /proc/stat) by everything but the worker's process tree, the lab's services, the driver
+    /// itself and the kernel's threads.
     pub foreign_cpu_s: f64,
     /// `foreign_cpu_s` over the run's wall time: cores' worth of foreign work, on average.
     pub foreign_cores: f64,
     /// CPU time the hypervisor gave to others while this VM wanted it (steal), seconds.
     pub steal_s: f64,
+    /// CPU seconds of the kernel's own threads (ksoftirqd, kworkers: network and memory work,
+    /// much of it on the lab's behalf), counted apart from `foreign_cpu_s`.
+    #[serde(default)]
+    pub kernel_cpu_s: f64,
     /// Times the worker's processes were switched out against their will (involuntary
     /// context switches, summed over its threads).
     pub involuntary_switches: u64,

@@ -82,6 +82,7 @@ fn fully_populated() -> Results {
         foreign_cpu_s: 0.5,
         foreign_cores: 0.25,
         steal_s: 0.0,
+        kernel_cpu_s: 0.01,
         involuntary_switches: 3,
         probe_before_ms: 1.0,
         probe_after_ms: 1.1,

@@ -110,7 +110,8 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
             b.iter().copied().fold(f64::INFINITY, f64::min),
             b.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         );
-        let beyond_spread = if memory { wmax < rmin } else { wmin > rmax };
+        let paired = !a.is_empty() && !b.is_empty();
+        let beyond_spread = paired && if memory { wmax < rmin } else { wmin > rmax };
         out.push(Decision {
             scenario,
             group,

@@ -240,8 +240,17 @@ pub fn analyze<'a>(
                         && ["multiprocessing", "processes"].contains(&c.variant.as_str()))
             })
         });
+    // The CPU table is for CPU-bound work: the baseline's CPU time is most of its wall time.
+    let cpu_bound = baseline.as_deref().is_some_and(|b| {
+        cells.iter().filter(|c| c.variant == b).any(|c| {
+            c.summary
+                .as_ref()
+                .is_some_and(|s| s.cpu_s.median >= 0.9 * s.wall_s.median)
+        })
+    });
     let cpu_rows = rows
         .iter()
+        .filter(|_| cpu_bound)
         .filter_map(|row: &Row<'a>| {
             let c = row.cell;
             let workers = c.runs.iter().find_map(|r| r.extra.workers)?;

@@ -46,12 +46,16 @@ pub fn section(rows: &[Decision]) -> Option<Section> {
             },
             d.runner_up.clone().into(),
             Cell::marked(
-                format!(
-                    "{}× [{}–{}]",
-                    num(d.ratio.ratio),
-                    num(d.ratio.ci95_low),
-                    num(d.ratio.ci95_high)
-                ),
+                if d.ratio.ratio.is_finite() {
+                    format!(
+                        "{}× [{}–{}]",
+                        num(d.ratio.ratio),
+                        num(d.ratio.ci95_low),
+                        num(d.ratio.ci95_high)
+                    )
+                } else {
+                    "– (no clean rounds to pair)".into()
+                },
                 verdict_mark(&d.verdict),
             ),
             (if d.beyond_spread { "yes" } else { "no" }).into(),

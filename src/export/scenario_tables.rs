@@ -120,10 +120,12 @@ fn interference_cell(row: &Row) -> Cell {
     let Some(i) = &row.interference else {
         return "–".into();
     };
-    let mut text = format!(
-        "{:.2} ({:.2}) s",
-        i.foreign_cpu_s_median, i.foreign_cpu_s_max
-    );
+    let median = if i.foreign_cpu_s_median.is_finite() {
+        format!("{:.2}", i.foreign_cpu_s_median)
+    } else {
+        "–".to_string()
+    };
+    let mut text = format!("{median} ({:.2}) s", i.foreign_cpu_s_max);
     if i.steal_s > 0.0 {
         text.push_str(&format!(", steal {:.2} s", i.steal_s));
     }
@@ -292,7 +294,7 @@ fn cpu_table(out: &mut Section, s: &ScenarioReport) {
         "python".into(),
         "params".into(),
         "workers".into(),
-        "CPU s per op".into(),
+        "CPU ms per op".into(),
         format!("speed-up vs {base}"),
         "parallel efficiency".into(),
     ]);
@@ -302,7 +304,7 @@ fn cpu_table(out: &mut Section, s: &ScenarioReport) {
             r.cell.python.clone(),
             params_text(&r.cell.params, &s.varying_params),
             r.workers.to_string(),
-            num(r.cpu_s_per_op),
+            num(r.cpu_s_per_op * 1000.0),
             r.speedup
                 .map(|x| format!("{}×", num(x)))
                 .unwrap_or_else(|| "–".into()),
@@ -311,7 +313,7 @@ fn cpu_table(out: &mut Section, s: &ScenarioReport) {
                 .unwrap_or_else(|| "–".into()),
         ]);
     }
-    out.para(format!("CPU cost and parallel efficiency: *CPU s per op* is the worker tree's CPU time per operation (median over clean runs); *parallel efficiency* is the speed-up over {base} divided by the workers that can run at once (the workers, at most this machine's {} cores). Pure-Python work holds the GIL, so threads and asyncio cannot beat 1×; processes cannot beat the cores.", s.cores));
+    out.para(format!("CPU cost and parallel efficiency: *CPU ms per op* is the worker tree's CPU time per operation (median over clean runs); *parallel efficiency* is the speed-up over {base} divided by the workers that can run at once (the workers, at most this machine's {} cores). Pure-Python work holds the GIL, so threads and asyncio cannot beat 1×; processes cannot beat the cores.", s.cores));
     out.table(t);
 }
 

@@ -1,6 +1,7 @@
 //! What else used the machine while a run was timed: CPU time of every process that is not
-//! the worker's tree, the lab's services or the driver (from /proc/stat and the pids the lab
-//! knows), steal time, the worker's involuntary context switches, and a machine-speed probe
+//! the worker's tree, the lab's services, the driver or a kernel thread (from /proc/stat and the
+//! pids the lab knows; kernel threads, whose network and memory work is largely the lab's own,
+//! are counted apart), steal time, the worker's involuntary context switches, and a machine-speed probe
 //! around the run. A run over the limits is contaminated: kept, repeated, left out of the
 //! numbers.
 //!
@@ -129,6 +130,19 @@ pub fn idle_window(window: std::time::Duration) -> IdleWindow {
     }
 }
 
+/// CPU seconds of the kernel's own threads (the children of kthreadd, pid 2), or 0 where
+/// kthreadd is not visible (a pid namespace).
+fn kernel_threads_cpu_s() -> f64 {
+    let kthreadd = std::fs::read_to_string("/proc/2/comm").is_ok_and(|c| c.trim() == "kthreadd");
+    if !kthreadd {
+        return 0.0;
+    }
+    sampler::tree(2)
+        .iter()
+        .map(|p| sampler::process_cpu_s(*p))
+        .sum()
+}
+
 /// CPU seconds of the lab's own processes: the driver (its services run as its threads) and
 /// the trees of the services that run as processes.
 fn lab_cpu_s(services: &[i32]) -> f64 {
@@ -146,6 +160,7 @@ pub struct Window {
     system: SystemTicks,
     worker_cpu_s: f64,
     lab_cpu_s: f64,
+    kernel_cpu_s: f64,
     switches: u64,
     probe_before_ms: f64,
 }
@@ -161,6 +176,7 @@ impl Window {
             system: system_ticks(),
             worker_cpu_s: sampler::tree_cpu_s(worker),
             lab_cpu_s: lab_cpu_s(services),
+            kernel_cpu_s: kernel_threads_cpu_s(),
             switches,
             probe_before_ms,
         }
@@ -172,12 +188,13 @@ impl Window {
         let system = system_ticks();
         let worker_cpu_s = sampler::tree_cpu_s(worker) - self.worker_cpu_s;
         let lab = lab_cpu_s(services) - self.lab_cpu_s;
+        let kernel_cpu_s = (kernel_threads_cpu_s() - self.kernel_cpu_s).max(0.0);
         let switches = involuntary_switches(worker).saturating_sub(self.switches);
         let probe_after_ms = probe_ms();
         let tick = sampler::clk_tck();
         let busy_s = system.busy.saturating_sub(self.system.busy) as f64 / tick;
         let steal_s = system.steal.saturating_sub(self.system.steal) as f64 / tick;
-        let foreign_cpu_s = (busy_s - worker_cpu_s - lab).max(0.0);
+        let foreign_cpu_s = (busy_s - worker_cpu_s - lab - kernel_cpu_s).max(0.0);
         let wall = wall_s.max(1e-9);
         let foreign_cores = foreign_cpu_s / wall;
         let reason = if foreign_cpu_s > FOREIGN_FLOOR_S && foreign_cores > limits.max_foreign_cores
@@ -198,6 +215,7 @@ impl Window {
             foreign_cpu_s,
             foreign_cores,
             steal_s,
+            kernel_cpu_s,
             involuntary_switches: switches,
             probe_before_ms: self.probe_before_ms,
             probe_after_ms,

@@ -158,6 +158,7 @@ mod tests {
             foreign_cpu_s: if contaminated { 0.9 } else { 0.0 },
             foreign_cores: if contaminated { 0.9 } else { 0.0 },
             steal_s: 0.0,
+            kernel_cpu_s: 0.0,
             involuntary_switches: 0,
             probe_before_ms: 5.0,
             probe_after_ms: 5.0,

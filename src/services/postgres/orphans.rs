@@ -284,11 +284,15 @@ fn stop_postmaster(data: &Path, timeout: Duration) -> Result<Option<i32>, String
         return Ok(None);
     }
     // The pid may have been reused since: it is our postmaster only if it runs in `data`.
-    let cwd = fs::read_link(format!("/proc/{pid}/cwd")).map_err(|e| {
-        format!(
+    let cwd = match fs::read_link(format!("/proc/{pid}/cwd")) {
+        Ok(cwd) => cwd,
+        // A process on its way out (killed with its owner) has no cwd any more: give it a
+        // moment to finish dying before calling it a stranger.
+        Err(_) if wait_gone(pid, Duration::from_secs(2)) => return Ok(None),
+        Err(e) => return Err(format!(
             "process {pid} named in its postmaster.pid runs, and its directory is unreadable ({e})"
-        )
-    })?;
+        )),
+    };
     if data.canonicalize().ok().as_deref() != Some(cwd.as_path()) {
         return Ok(None);
     }
