@@ -289,9 +289,7 @@ fn stop_postmaster(data: &Path, timeout: Duration) -> Result<Option<i32>, String
         // A process on its way out (killed with its owner) has no cwd any more: give it a
         // moment to finish dying before calling it a stranger.
         Err(_) if wait_gone(pid, Duration::from_secs(2)) => return Ok(None),
-        Err(e) => return Err(format!(
-            "process {pid} named in its postmaster.pid runs, and its directory is unreadable ({e})"
-        )),
+        Err(e) => return Err(unreadable_cwd(pid, &e)),
     };
     if data.canonicalize().ok().as_deref() != Some(cwd.as_path()) {
         return Ok(None);
@@ -316,6 +314,11 @@ fn stop_postmaster(data: &Path, timeout: Duration) -> Result<Option<i32>, String
         }
     }
     Ok(Some(pid))
+}
+
+/// The line for a postmaster that runs but whose directory cannot be read.
+fn unreadable_cwd(pid: i32, e: &std::io::Error) -> String {
+    format!("process {pid} named in its postmaster.pid runs, and its directory is unreadable ({e})")
 }
 
 /// Polls until `pid` no longer runs (a zombie counts as gone); false on timeout.
