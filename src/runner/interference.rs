@@ -16,10 +16,10 @@ use super::sampler;
 use crate::results::Interference;
 
 /// Foreign CPU below this many seconds never makes a run contaminated. Measured on a quiet
-/// 2-core VM: runs without PostgreSQL show up to 0.17 s that no process explains (counter
-/// resolution, kernel threads), and db runs up to 0.6 s that this accounting does not yet
-/// attribute to PostgreSQL's processes; 0.3 s keeps most of those clean while a busy loop beside
-/// a half-second run still shows about a CPU second.
+/// 2-core VM (291 runs of the whole study): outside db at most 0.07 s per run; db at
+/// concurrency 100, 0.29 s median and 0.63 s at most that this accounting does not attribute
+/// (kernel threads are 0.01-0.03 s of it; open). 0.3 s keeps most of those clean, while a busy
+/// loop beside a one-second run still shows about a CPU second.
 pub const FOREIGN_FLOOR_S: f64 = 0.3;
 /// Default for `Limits::max_foreign_cores`: see the README's "Interference" section for the
 /// measurements it was chosen from.
