@@ -56,6 +56,10 @@ pub struct Scenario {
     /// Measured rounds when `--rounds` is not given (default 5; `--quick` takes at most 3).
     #[serde(default)]
     pub rounds: Option<usize>,
+    /// Measured rounds under `--quick` (default: `rounds`, at most 3): for scenarios whose
+    /// ratios need more rounds than 3 to hold still between runs.
+    #[serde(default)]
+    pub quick_rounds: Option<usize>,
     /// Warm-up runs per cell when `--warmups` is not given (default 1).
     #[serde(default)]
     pub warmups: Option<usize>,
@@ -188,7 +192,7 @@ impl Scenario {
     }
 
     /// Measured rounds and warm-ups: the flags when given, else the scenario's `rounds` and
-    /// `warmups`, else 5 rounds and 1 warm-up; `--quick` takes at most 3 rounds.
+    /// `warmups`, else 5 rounds and 1 warm-up; `--quick` takes `quick_rounds`, else at most 3.
     pub fn plan(
         &self,
         rounds: Option<usize>,
@@ -197,7 +201,7 @@ impl Scenario {
     ) -> (usize, usize) {
         let default_rounds = self.rounds.unwrap_or(5);
         let rounds = rounds.unwrap_or(if quick {
-            default_rounds.min(3)
+            self.quick_rounds.unwrap_or(default_rounds.min(3))
         } else {
             default_rounds
         });

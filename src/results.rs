@@ -118,6 +118,10 @@ pub struct Method {
     /// CPUs the workers were pinned to (`--cpus`); empty when not pinned.
     #[serde(default)]
     pub cpus: Vec<usize>,
+    /// Where the services, the driver and the workers ran (`--placement`); absent in documents
+    /// from before placement was recorded (nothing was pinned but `--cpus`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementRecord>,
     /// Scenarios measured with other rounds or warm-ups than the above (the catalogue's
     /// per-scenario `rounds`/`warmups`), by scenario name.
     #[serde(default)]
@@ -126,6 +130,24 @@ pub struct Method {
     /// absent in documents from before interference was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interference: Option<InterferencePolicy>,
+}
+
+/// Where the lab's processes ran: the CPUs of the services and the driver, and of the workers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlacementRecord {
+    /// The policy asked for: `split`, `shared` or `unpinned`.
+    pub policy: String,
+    /// The policy in force (`unpinned` when the machine had one CPU to give).
+    pub effective: String,
+    /// CPUs the driver and the services it started were pinned to; empty: not pinned.
+    pub service_cpus: Vec<usize>,
+    /// CPUs of the workers of scenarios that use a service; empty: not pinned.
+    pub service_worker_cpus: Vec<usize>,
+    /// CPUs of the workers of scenarios that use none; empty: not pinned.
+    pub other_worker_cpus: Vec<usize>,
+    /// Services outside the placement (PostgreSQL in a container or at DATABASE_URL), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_placed: Option<String>,
 }
 
 /// The limits a run was held to (`--max-foreign-cores`, `--repeats`).

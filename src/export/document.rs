@@ -18,14 +18,49 @@ fn intro(r: &Report) -> Vec<Block> {
             p.rounds, p.warmups
         )));
     }
-    if !m.cpus.is_empty() {
-        let cpus: Vec<String> = m.cpus.iter().map(|c| c.to_string()).collect();
+    if let Some(p) = &m.placement {
+        out.push(Block::Para(placement_text(p)));
+    } else if !m.cpus.is_empty() {
         out.push(Block::Para(format!(
             "Workers pinned to CPU(s) {}.",
-            cpus.join(",")
+            cpu_list(&m.cpus)
         )));
     }
     out
+}
+
+/// `0,1`, or "any CPU" for an empty (unpinned) set.
+fn cpu_list(cpus: &[usize]) -> String {
+    if cpus.is_empty() {
+        return "any CPU".into();
+    }
+    let c: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+    c.join(",")
+}
+
+/// One sentence saying where the services and the workers ran.
+fn placement_text(p: &crate::results::PlacementRecord) -> String {
+    let mut s = if p.effective == "unpinned" && p.service_worker_cpus.is_empty() {
+        format!("Placement {}: nothing pinned.", p.effective)
+    } else {
+        format!(
+            "Placement {}: the driver and its services on CPU(s) {}, workers of scenarios with a service on {}, other workers on {}.",
+            p.effective,
+            cpu_list(&p.service_cpus),
+            cpu_list(&p.service_worker_cpus),
+            cpu_list(&p.other_worker_cpus)
+        )
+    };
+    if p.effective != p.policy {
+        s.push_str(&format!(
+            " (`{}` was asked for; one CPU leaves nothing to split.)",
+            p.policy
+        ));
+    }
+    if let Some(n) = &p.not_placed {
+        s.push_str(&format!(" Not placed: {n}."));
+    }
+    s
 }
 
 /// The environment the numbers come from.

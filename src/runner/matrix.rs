@@ -61,6 +61,9 @@ pub struct CellSpec {
     pub group: String,
     /// How the decision table ranks this scenario's variants (`throughput`, `memory`, `none`).
     pub decide_by: String,
+    /// CPUs the worker (and its children) is pinned to before exec, as the plan's placement
+    /// decided; empty: not pinned (it inherits the driver's mask).
+    pub cpus: Vec<usize>,
 }
 
 fn to_json(v: &toml::Value) -> serde_json::Value {
@@ -213,6 +216,7 @@ pub fn expand(
                     check_server_requests: scenario.check_server_requests,
                     group: group.clone(),
                     decide_by: scenario.decide_by.clone(),
+                    cpus: Vec::new(),
                 });
             }
         }

@@ -1,6 +1,7 @@
 //! Measuring cells: the matrix, the interleaving scheduler, the executor, the /proc sampler and
 //! the interference each run met.
 
+pub mod affinity;
 pub mod checks;
 pub mod executor;
 pub mod interference;

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::affinity::cpu_set;
 use super::executor::{Executor, RunError};
 use super::matrix::CellSpec;
 use super::sampler;
@@ -55,9 +56,6 @@ pub struct ProcessExecutor {
     pub services: ServiceAddrs,
     /// Reads the mock server's served-request counter, when it runs.
     pub http_requests: Option<Arc<dyn Fn() -> u64 + Send + Sync>>,
-    /// CPUs every worker (and its children) is pinned to with `sched_setaffinity` before exec
-    /// (`--cpus`); empty: not pinned.
-    pub cpus: Vec<usize>,
     /// Root pids of the services that run as processes (PostgreSQL's): their CPU time is the
     /// lab's own, not interference.
     pub service_pids: Vec<i32>,
@@ -144,7 +142,7 @@ impl Worker {
             .stderr(stderr.try_clone().map_err(|e| failed(e.to_string()))?)
             .process_group(0);
         let raw_write = std::os::fd::AsRawFd::as_raw_fd(&write_end);
-        let pin = (!exec.cpus.is_empty()).then(|| cpu_set(&exec.cpus));
+        let pin = (!cell.cpus.is_empty()).then(|| cpu_set(&cell.cpus));
         // SAFETY: only async-signal-safe calls (dup2, prctl, sched_setaffinity) between fork and
         // exec; the CPU set was built before the fork.
         unsafe {
@@ -319,17 +317,6 @@ fn worker_error(event: &Value, stderr_tail: impl FnOnce() -> String) -> RunError
             stderr_tail()
         ))
     }
-}
-
-/// The CPU set for `sched_setaffinity`, built before fork (the child only makes the syscall).
-fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
-    // SAFETY: cpu_set_t is a plain bit array; all zeroes is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    for &c in cpus {
-        // SAFETY: CPU_SET bounds-checks against the set's size.
-        unsafe { libc::CPU_SET(c, &mut set) };
-    }
-    set
 }
 
 fn kib_to_mib(k: u64) -> f64 {

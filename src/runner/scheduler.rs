@@ -232,6 +232,7 @@ mod tests {
             check_server_requests: false,
             group: String::new(),
             decide_by: "throughput".into(),
+            cpus: Vec::new(),
         }
     }
 

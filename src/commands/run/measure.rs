@@ -31,6 +31,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
             order: "interleaved: every cell once per round, order rotated by one each round".into(),
             quick: args.quick,
             cpus: args.cpus.clone(),
+            placement: Some(plan.placement.record(services.not_placed())),
             scenario_plans: plan
                 .scenarios
                 .iter()
@@ -74,7 +75,6 @@ pub fn measure(
         harness: plan.harness.clone(),
         services: services.addrs.clone(),
         http_requests: services.http_requests(),
-        cpus: args.cpus.clone(),
         service_pids: services.pids(),
         limits: interference::Limits {
             max_foreign_cores: args.max_foreign_cores,

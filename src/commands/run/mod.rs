@@ -13,6 +13,7 @@ use crate::runner::matrix::ParamOverride;
 use crate::services::postgres::PgBackend;
 
 pub mod measure;
+pub mod placement;
 pub mod plan;
 pub mod services;
 pub mod write;
@@ -45,9 +46,16 @@ pub struct RunArgs {
     /// parameter as a matrix axis. A loop not installed in an environment is skipped, with why.
     #[arg(long = "loop", value_delimiter = ',', value_name = "LOOP[,LOOP]")]
     pub event_loops: Vec<String>,
-    /// Pin every worker (and its children) to these CPUs, e.g. `--cpus 0` or `--cpus 0,1`.
+    /// Pin every worker (and its children) to these CPUs, e.g. `--cpus 0` or `--cpus 0,1`,
+    /// whatever `--placement` says about workers.
     #[arg(long, value_delimiter = ',', value_name = "CPU[,CPU]")]
     pub cpus: Vec<usize>,
+    /// Where the services (and the driver) and the workers run: `shared` (the default) puts
+    /// them all on the first CPU; `split` puts the services on the first CPU and their
+    /// scenarios' workers on the others; `unpinned` lets the kernel place everything.
+    /// Scenarios without a service (cpu, memory) get every CPU under each.
+    #[arg(long, value_enum, default_value = "shared")]
+    pub placement: placement::Policy,
     /// Override a parameter for every variant: KEY=VALUE, or KEY=V1,V2 for a matrix axis.
     #[arg(long = "param", value_name = "KEY=VALUE[,VALUE]")]
     pub params: Vec<ParamOverride>,

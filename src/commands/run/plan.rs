@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::placement::Placement;
 use super::RunArgs;
 use crate::catalogue::{Catalogue, Scenario, Service};
 use crate::commands::envs::prepare_pythons;
@@ -34,6 +35,8 @@ pub struct RunPlan {
     pub pythons: Vec<PythonEnv>,
     /// The absolute path of `workloads/harness.py`.
     pub harness: PathBuf,
+    /// Which CPUs the services, the driver and each scenario's workers get.
+    pub placement: Placement,
 }
 
 impl RunPlan {
@@ -103,15 +106,24 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         );
     }
     let pythons = prepare_pythons(&args.env)?;
+    let placement = Placement::decide(
+        args.placement,
+        &crate::runner::affinity::allowed_cpus(),
+        &args.cpus,
+    );
     let mut planned = Vec::new();
     for (s, plan) in scenarios.into_iter().zip(plans) {
-        let specs = matrix::expand(
+        let mut specs = matrix::expand(
             s,
             &std::path::absolute(&cat.dir)?,
             &pythons,
             &overrides,
             args.quick,
         )?;
+        let cpus = placement.worker_cpus(!s.services.is_empty());
+        for spec in &mut specs {
+            spec.cpus = cpus.to_vec();
+        }
         planned.push(PlannedScenario {
             scenario: s.clone(),
             plan,
@@ -122,6 +134,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         scenarios: planned,
         pythons,
         harness,
+        placement,
     })
 }
 

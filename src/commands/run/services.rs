@@ -32,6 +32,16 @@ impl Services {
         self.pg.as_ref().map(|p| p.pids()).unwrap_or_default()
     }
 
+    /// The services the placement could not pin: PostgreSQL in a container or at DATABASE_URL
+    /// does not inherit the driver's CPU mask.
+    pub fn not_placed(&self) -> Option<String> {
+        let pg = self.pg.as_ref().filter(|p| !p.is_local())?;
+        Some(format!(
+            "PostgreSQL ({}) runs where its host puts it",
+            pg.describe()
+        ))
+    }
+
     /// Reads the mock server's served-request counter, when it runs.
     pub fn http_requests(&self) -> Option<Arc<dyn Fn() -> u64 + Send + Sync>> {
         self.http.as_ref().map(|h| {
@@ -43,7 +53,18 @@ impl Services {
 
 /// Starts what the plan's scenarios need, in the order HTTP, echo, PostgreSQL; a service that
 /// fails to start stops the ones already running.
+///
+/// The calling thread is pinned to the placement's service CPUs first: the services' runtime
+/// threads and PostgreSQL's processes inherit that mask, and so do the driver's later threads.
 pub fn start(plan: &RunPlan, pg: PgBackend, pg_image: &str) -> anyhow::Result<Services> {
+    let cpus = &plan.placement.service_cpus;
+    if !cpus.is_empty() {
+        crate::runner::affinity::pin_this_thread(cpus).with_context(|| {
+            format!(
+                "pinning the driver and services to CPU(s) {cpus:?}; run with --placement unpinned"
+            )
+        })?;
+    }
     let http = if plan.needs(Service::Http) {
         Some(MockHttp::start("127.0.0.1:0".parse()?).context("starting the mock HTTP server")?)
     } else {
