@@ -56,5 +56,7 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
         Command::Cost(a) => commands::cost::execute(&a),
         Command::Report(a) => commands::report::execute(&a),
         Command::Compare(a) => commands::compare::execute(&a),
+        Command::Adr(a) => commands::adr::execute(&a),
+        Command::Export(a) => commands::export::execute(&a),
     }
 }
