@@ -329,12 +329,16 @@ pub fn caveats(r: &Report) -> Vec<String> {
                 continue;
             };
             if i.contaminated_runs > 0 {
+                let clean = if i.foreign_cpu_s_median.is_finite() {
+                    format!("median of the clean runs {} s", num(i.foreign_cpu_s_median))
+                } else {
+                    "no clean run".into()
+                };
                 items.push(format!(
-                    "`{}`: {} contaminated run(s) left out (foreign CPU up to {} s per run; median of the clean runs {} s).",
+                    "`{}`: {} contaminated run(s) left out (foreign CPU up to {} s per run; {clean}).",
                     c.id,
                     i.contaminated_runs,
                     num(i.foreign_cpu_s_max),
-                    num(i.foreign_cpu_s_median)
                 ));
             }
             if let Some(why) = &i.busy {
