@@ -158,6 +158,21 @@ fn check_against_model(dir: &Path, md: &str) -> (usize, usize) {
             );
         }
     }
+    let most = results
+        .cells
+        .iter()
+        .filter_map(cell_interference)
+        .map(|i| i.foreign_cpu_s_max)
+        .fold(f64::NEG_INFINITY, f64::max);
+    if most.is_finite() {
+        assert!(
+            trust.contains(&format!(
+                "Foreign CPU (other programs): at most {} s in one run",
+                num(most)
+            )),
+            "{trust}"
+        );
+    }
     for d in &report.decisions {
         if let Verdict::Inconclusive(why) = &d.verdict {
             assert!(trust.contains(&format!("no recommendation, inconclusive: {why}")));

@@ -12,7 +12,7 @@ use super::decision_section;
 use super::markup::{Block, Cell, Doc, Mark, Section, Table};
 use super::scenario_tables::{verdict_mark, verdict_words};
 use crate::analysis::decision::Decision;
-use crate::analysis::scenario::{cell_interference, ScenarioReport};
+use crate::analysis::scenario::{cell_interference, CellInterference, ScenarioReport};
 use crate::analysis::verdict::Verdict;
 use crate::analysis::Report;
 use crate::format::num;
@@ -322,6 +322,29 @@ pub fn caveats(r: &Report) -> Vec<String> {
             p.max_foreign_cores, p.floor_s, p.repeats
         )),
         None => items.push("Interference was not measured in this run (an older document): contamination cannot be ruled out.".into()),
+    }
+    let measured: Vec<(&str, CellInterference)> = r
+        .scenarios
+        .iter()
+        .flat_map(|sc| sc.cells.iter())
+        .filter_map(|c| Some((c.id.as_str(), cell_interference(c)?)))
+        .collect();
+    let worst = |f: fn(&CellInterference) -> f64| {
+        measured
+            .iter()
+            .filter(|(_, i)| f(i).is_finite())
+            .max_by(|a, b| f(&a.1).total_cmp(&f(&b.1)))
+            .map(|(id, i)| (*id, f(i)))
+    };
+    if let (Some((max_id, max)), Some((med_id, med))) = (
+        worst(|i| i.foreign_cpu_s_max),
+        worst(|i| i.foreign_cpu_s_median),
+    ) {
+        items.push(format!(
+            "Foreign CPU (other programs): at most {} s in one run (`{max_id}`); the highest median over a cell's clean runs {} s (`{med_id}`).",
+            num(max),
+            num(med)
+        ));
     }
     for sc in &r.scenarios {
         for &c in &sc.cells {
