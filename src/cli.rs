@@ -3,9 +3,11 @@
 
 use clap::{Parser, Subcommand};
 
+use crate::commands::adr::AdrArgs;
 use crate::commands::compare::CompareArgs;
 use crate::commands::cost::CostArgs;
 use crate::commands::envs::EnvArgs;
+use crate::commands::export::ExportArgs;
 use crate::commands::mock_server::MockServerArgs;
 use crate::commands::report::ReportArgs;
 use crate::commands::run::RunArgs;
@@ -43,4 +45,9 @@ pub enum Command {
     /// Regression gate: compare two runs (or two interpreters / event loops of one run) cell by
     /// cell; exit 1 when a cell is significantly worse than the threshold allows.
     Compare(CompareArgs),
+    /// Write an architecture decision record (MADR) from DIR/results.json: the questions, the
+    /// variants as options, the recommendation per setting, its costs and how far to trust it.
+    Adr(AdrArgs),
+    /// Write a run in another tool's format (`export pyperf DIR`: a pyperf suite).
+    Export(ExportArgs),
 }

@@ -7,8 +7,15 @@
 //! where rounds interleave the cells; unpaired between runs, whose rounds share nothing) and a
 //! two-sided Mann–Whitney U test. A cell **regresses** when it is worse than BASE by more than
 //! the threshold in the metric's bad direction *and* the change is significant (the test at
-//! α = 0.05 and the interval excluding 1, as in the report). The gate fails (exit 1) on any
-//! regression, and when a cell measured in BASE failed in NEW.
+//! α — `--alpha`, default 0.05 as in the report — and the 95 % interval excluding 1). The gate
+//! fails (exit 1) on any regression, and when a cell measured in BASE failed in NEW.
+//!
+//! Two runs measured on different machines or software are still compared, with one warning
+//! per difference ([`env_diff`]); [`formats`] renders the report as Markdown or JSON besides
+//! the text of [`render`].
+
+pub mod env_diff;
+pub mod formats;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -56,6 +63,17 @@ impl Metric {
     }
 }
 
+/// What a change is judged against: the metric, the threshold and the significance level.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gate {
+    /// The per-run number compared.
+    pub metric: Metric,
+    /// A cell fails when worse by more than this many percent (and significantly).
+    pub threshold_pct: f64,
+    /// Significance level of the Mann–Whitney test, in (0, 1).
+    pub alpha: f64,
+}
+
 /// The dimension compared within one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum By {
@@ -85,11 +103,24 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome's name in JSON output (`regression`, `new_failed`, ...).
+    pub fn key(self) -> &'static str {
+        match self {
+            Outcome::Regression => "regression",
+            Outcome::NewFailed => "new_failed",
+            Outcome::TooFewRounds => "too_few_rounds",
+            Outcome::WorseNotSignificant => "worse_not_significant",
+            Outcome::Improvement => "improvement",
+            Outcome::Unchanged => "unchanged",
+            Outcome::NoBaseline => "no_baseline",
+        }
+    }
     /// Whether this outcome fails the gate.
     pub fn fails(self) -> bool {
         matches!(self, Outcome::Regression | Outcome::NewFailed)
     }
-    fn text(self) -> &'static str {
+    /// The outcome in words.
+    pub fn text(self) -> &'static str {
         match self {
             Outcome::Regression => "REGRESSION (significant, beyond threshold)",
             Outcome::NewFailed => "FAILED in NEW",
@@ -130,6 +161,8 @@ pub struct Report {
     pub metric: Metric,
     /// Threshold in percent.
     pub threshold_pct: f64,
+    /// Significance level of the Mann–Whitney test.
+    pub alpha: f64,
     /// What BASE and NEW are.
     pub base_name: String,
     /// What NEW is.
@@ -142,6 +175,8 @@ pub struct Report {
     pub only_base: Vec<String>,
     /// Cells only in NEW.
     pub only_new: Vec<String>,
+    /// One line per way the two runs' environments differ (empty within one run).
+    pub env_warnings: Vec<String>,
 }
 
 impl Report {
@@ -214,21 +249,15 @@ fn paired_values(a: &Cell, b: &Cell, m: Metric) -> (Vec<f64>, Vec<f64>) {
     crate::analysis::verdict::paired_rounds(a, b, |r| m.value(r))
 }
 
-fn change(
-    label: String,
-    base: &Cell,
-    new: &Cell,
-    m: Metric,
-    paired: bool,
-    threshold_pct: f64,
-) -> CellChange {
+fn change(label: String, base: &Cell, new: &Cell, gate: Gate, paired: bool) -> CellChange {
+    let m = gate.metric;
     let (b, n) = if paired {
         let (n, b) = paired_values(new, base, m);
         (b, n)
     } else {
         (values(base, m), values(new, m))
     };
-    judge(label, base, new, (b, n), m, paired, threshold_pct)
+    judge(label, base, new, (b, n), gate, paired)
 }
 
 /// Judges BASE values `b` against NEW values `n` of one metric.
@@ -237,9 +266,8 @@ fn judge(
     base: &Cell,
     new: &Cell,
     (b, n): (Vec<f64>, Vec<f64>),
-    m: Metric,
+    gate: Gate,
     paired: bool,
-    threshold_pct: f64,
 ) -> CellChange {
     let new_failed = new.status == CellStatus::Failed || n.is_empty();
     let ratio = if paired {
@@ -247,9 +275,16 @@ fn judge(
     } else {
         stats::independent_ratio(&n, &b)
     };
-    let verdict = stats::mann_whitney(&n, &b);
-    let (significant, mut outcome) =
-        classify(m, &ratio, &verdict, (b.len(), n.len()), threshold_pct);
+    let mut verdict = stats::mann_whitney(&n, &b);
+    verdict.alpha = gate.alpha;
+    verdict.significant = verdict.p_value <= gate.alpha;
+    let (significant, mut outcome) = classify(
+        gate.metric,
+        &ratio,
+        &verdict,
+        (b.len(), n.len()),
+        gate.threshold_pct,
+    );
     if base.runs.is_empty() {
         outcome = Outcome::NoBaseline;
     } else if new_failed && base.status != CellStatus::Failed {
@@ -269,24 +304,10 @@ fn judge(
 
 /// The changes of one matched pair: per operation (ns per op, lower is better) where the cells
 /// carry per-operation figures — a cell's own throughput means nothing there — else the metric.
-fn changes_of(
-    label: &str,
-    base: &Cell,
-    new: &Cell,
-    m: Metric,
-    paired: bool,
-    threshold_pct: f64,
-) -> Vec<CellChange> {
+fn changes_of(label: &str, base: &Cell, new: &Cell, gate: Gate, paired: bool) -> Vec<CellChange> {
     let ops = op_names(base);
     if ops.is_empty() {
-        return vec![change(
-            label.to_string(),
-            base,
-            new,
-            m,
-            paired,
-            threshold_pct,
-        )];
+        return vec![change(label.to_string(), base, new, gate, paired)];
     }
     ops.iter()
         .map(|op| {
@@ -309,9 +330,11 @@ fn changes_of(
                 base,
                 new,
                 (b, n),
-                Metric::Wall,
+                Gate {
+                    metric: Metric::Wall,
+                    ..gate
+                },
                 paired,
-                threshold_pct,
             )
         })
         .collect()
@@ -321,8 +344,7 @@ fn changes_of(
 pub fn compare_runs(
     base: &Results,
     new: &Results,
-    metric: Metric,
-    threshold_pct: f64,
+    gate: Gate,
     names: (&str, &str),
 ) -> anyhow::Result<Report> {
     let new_by_key: BTreeMap<String, &Cell> = new.cells.iter().map(|c| (key(c, None), c)).collect();
@@ -332,7 +354,7 @@ pub fn compare_runs(
         .iter()
         .filter_map(|b| {
             let n = new_by_key.get(&key(b, None))?;
-            Some(changes_of(&b.id, b, n, metric, false, threshold_pct))
+            Some(changes_of(&b.id, b, n, gate, false))
         })
         .flatten()
         .collect();
@@ -349,14 +371,16 @@ pub fn compare_runs(
         .map(|c| c.id.clone())
         .collect();
     finish(Report {
-        metric,
-        threshold_pct,
+        metric: gate.metric,
+        threshold_pct: gate.threshold_pct,
+        alpha: gate.alpha,
         base_name: names.0.to_string(),
         new_name: names.1.to_string(),
         paired: false,
         changes,
         only_base,
         only_new,
+        env_warnings: env_diff::differences(base, new),
     })
 }
 
@@ -366,8 +390,7 @@ pub fn compare_within(
     by: By,
     base_value: &str,
     new_value: &str,
-    metric: Metric,
-    threshold_pct: f64,
+    gate: Gate,
 ) -> anyhow::Result<Report> {
     let dim = |c: &Cell| match by {
         By::Python => c.python.clone(),
@@ -418,7 +441,7 @@ pub fn compare_within(
         .filter_map(|b| {
             let n = new_by_key.get(&key(b, Some(by)))?;
             let label = format!("{} ({} → {})", key(b, Some(by)), dim(b), dim(n));
-            Some(changes_of(&label, b, n, metric, true, threshold_pct))
+            Some(changes_of(&label, b, n, gate, true))
         })
         .flatten()
         .collect();
@@ -437,14 +460,16 @@ pub fn compare_within(
         By::Loop => format!("loop {v}"),
     };
     finish(Report {
-        metric,
-        threshold_pct,
+        metric: gate.metric,
+        threshold_pct: gate.threshold_pct,
+        alpha: gate.alpha,
         base_name: name(base_value),
         new_name: name(new_value),
         paired: true,
         changes,
         only_base,
         only_new,
+        env_warnings: Vec::new(),
     })
 }
 
@@ -460,7 +485,7 @@ fn finish(r: Report) -> anyhow::Result<Report> {
 }
 
 /// A percentage change with sign, one decimal.
-fn pct(ratio: f64) -> String {
+pub fn pct(ratio: f64) -> String {
     if ratio.is_finite() {
         let s = format!("{:+.1}%", (ratio - 1.0) * 100.0);
         if s == "-0.0%" {
@@ -491,9 +516,16 @@ pub fn render(r: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "change = NEW/BASE − 1 with a {} bootstrap 95% interval; p from a two-sided Mann–Whitney U test; significant = p ≤ 0.05 and the interval excludes 0%\n",
-        if r.paired { "paired-by-round" } else { "unpaired" }
+        "change = NEW/BASE − 1 with a {} bootstrap 95% interval; p from a two-sided Mann–Whitney U test; significant = p ≤ {} and the interval excludes 0%\n",
+        if r.paired { "paired-by-round" } else { "unpaired" },
+        r.alpha
     );
+    for w in &r.env_warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    if !r.env_warnings.is_empty() {
+        out.push('\n');
+    }
     if r.changes.iter().any(|c| c.label.ends_with("(ns/op)")) {
         let _ = writeln!(
             out,

@@ -16,7 +16,9 @@
 //! - [`services`]: the servers the lab runs (mock HTTP, TCP echo, PostgreSQL).
 //! - [`analysis`]: the report model derived from the results; [`export`] and [`chart`]:
 //!   results.json, CSV, summary.md, report.html, charts; [`format`]: numbers for tables;
-//!   [`extras`]: the typed scenario-specific figures; [`compare`]: the regression gate;
+//!   [`extras`]: the typed scenario-specific figures; [`compare`]: the regression gate
+//!   (text, Markdown or JSON, with environment warnings); `export::adr`: a decision record;
+//!   `export::pyperf`: a pyperf suite;
 //!   [`cost`]: asyncio time per request.
 //! - [`interrupt`]: Ctrl-C stops workers and keeps what was measured.
 
@@ -56,5 +58,7 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
         Command::Cost(a) => commands::cost::execute(&a),
         Command::Report(a) => commands::report::execute(&a),
         Command::Compare(a) => commands::compare::execute(&a),
+        Command::Adr(a) => commands::adr::execute(&a),
+        Command::Export(a) => commands::export::execute(&a),
     }
 }

@@ -239,3 +239,77 @@ fn interpreters_are_compared_per_operation_and_slower_ops_are_listed() {
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("worse than BASE"), "{out}");
 }
+
+#[test]
+fn markdown_and_json_formats_parse() {
+    let (code, out) = compare(&[FIXTURE, FIXTURE, "--format", "json"]);
+    assert_eq!(code, 0, "{out}");
+    let doc: Value = serde_json::from_str(&out).expect("--format json prints one JSON document");
+    assert_eq!(doc["metric"], "throughput_per_s");
+    assert_eq!(doc["alpha"], 0.05);
+    assert_eq!(doc["gate"], "pass");
+    assert_eq!(doc["exit_code"], 0);
+    assert_eq!(doc["environment_warnings"].as_array().unwrap().len(), 0);
+    let cells = doc["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 16);
+    for c in cells {
+        assert_eq!(c["ratio"], 1.0, "a run against itself: {c}");
+        assert_eq!(c["outcome"], "unchanged");
+        assert!(c["label"].as_str().unwrap().contains('/'));
+    }
+    let (_, md) = compare(&[FIXTURE, FIXTURE, "--format", "markdown"]);
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| `")).collect();
+    assert_eq!(rows.len(), 16, "{md}");
+    assert!(md.contains("| cell | base | new | change (95% CI) | p | rounds | outcome |\n|---|---|---|---|---|---|---|"));
+    assert!(rows.iter().all(|r| r.matches(" | ").count() == 6), "{md}");
+    assert!(md.contains("**gate: PASS** (16 cell(s) compared)"), "{md}");
+}
+
+#[test]
+fn alpha_out_of_range_is_one_line() {
+    for bad in ["0", "1", "1.5", "-0.1", "nan"] {
+        let out = bin()
+            .args(["compare", FIXTURE, FIXTURE, &format!("--alpha={bad}")])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "--alpha {bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("--alpha") && err.contains("strictly between 0 and 1"),
+            "{err}"
+        );
+    }
+    // A stricter level turns the one significant change of a halved cell into none.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut doc = fixture();
+    scale_cell(&mut doc, ASYNCIO_312, "throughput_per_s", 0.5);
+    let new = save(tmp.path(), "new", &doc);
+    let (code, out) = compare(&[FIXTURE, path(&new), "--alpha", "0.001"]);
+    assert_eq!(code, 0, "5 vs 5 rounds cannot reach p ≤ 0.001: {out}");
+    assert!(out.contains("significant = p ≤ 0.001"), "{out}");
+}
+
+#[test]
+fn an_environment_difference_is_one_warning_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut doc = fixture();
+    let cores = doc["env"]["cores"].as_u64().unwrap();
+    doc["env"]["cores"] = (cores * 4).into();
+    let new = save(tmp.path(), "new", &doc);
+    let (_, out) = compare(&[FIXTURE, path(&new)]);
+    let warnings: Vec<&str> = out.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "warning: core count differs: BASE {cores}, NEW {} (parallel variants scale with cores)",
+            cores * 4
+        )],
+        "{out}"
+    );
+    let (_, json) = compare(&[FIXTURE, path(&new), "--format", "json"]);
+    let doc: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["environment_warnings"].as_array().unwrap().len(), 1);
+    let (_, same) = compare(&[FIXTURE, FIXTURE]);
+    assert!(!same.contains("warning: "), "{same}");
+}

@@ -26,6 +26,23 @@ pub struct CompareArgs {
     /// (e.g. `--by python 3.10 3.12`); cells are paired by round.
     #[arg(long, num_args = 3, value_names = ["DIM", "BASE_VALUE", "NEW_VALUE"])]
     pub by: Option<Vec<String>>,
+    /// Significance level of the Mann–Whitney test, between 0 and 1 (the 95% interval is kept).
+    #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
+    pub alpha: f64,
+    /// Output: text (default), markdown (one table) or json (see `compare::formats`).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+/// How the report is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Lines for a terminal.
+    Text,
+    /// A Markdown table.
+    Markdown,
+    /// One JSON document.
+    Json,
 }
 
 /// Checks the flags, compares, prints; 1 when the gate fails.
@@ -37,6 +54,21 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         }
         .into());
     }
+    if !(a.alpha > 0.0 && a.alpha < 1.0) {
+        return Err(UsageError::Flag {
+            flag: "--alpha",
+            message: format!(
+                "{} is not a significance level; give a number strictly between 0 and 1, like 0.05",
+                a.alpha
+            ),
+        }
+        .into());
+    }
+    let gate = compare::Gate {
+        metric: a.metric,
+        threshold_pct: a.threshold,
+        alpha: a.alpha,
+    };
     let base = Results::load(&a.base)?;
     let report = match (&a.by, &a.new) {
         (Some(by), None) => {
@@ -51,12 +83,12 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
                     .into())
                 }
             };
-            compare::compare_within(&base, dim, &by[1], &by[2], a.metric, a.threshold)?
+            compare::compare_within(&base, dim, &by[1], &by[2], gate)?
         }
         (None, Some(new)) => {
             let new_doc = Results::load(new)?;
             let names = (a.base.display().to_string(), new.display().to_string());
-            compare::compare_runs(&base, &new_doc, a.metric, a.threshold, (&names.0, &names.1))?
+            compare::compare_runs(&base, &new_doc, gate, (&names.0, &names.1))?
         }
         (Some(_), Some(_)) => {
             return Err(UsageError::Flag {
@@ -73,6 +105,13 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
             .into())
         }
     };
-    print!("{}", compare::render(&report));
+    match a.format {
+        Format::Text => print!("{}", compare::render(&report)),
+        Format::Markdown => print!("{}", compare::formats::markdown(&report)),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&compare::formats::json(&report))?
+        ),
+    }
     Ok(report.exit_code())
 }

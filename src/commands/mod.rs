@@ -13,15 +13,19 @@
 //! | `cost.rs`       | `asynclab cost`          |
 //! | `report.rs`     | `asynclab report`        |
 //! | `compare.rs`    | `asynclab compare`       |
+//! | `adr.rs`        | `asynclab adr`           |
+//! | `export.rs`     | `asynclab export pyperf` |
 
 use std::path::PathBuf;
 
 use clap::Args;
 
+pub mod adr;
 pub mod compare;
 pub mod cost;
 pub mod doctor;
 pub mod envs;
+pub mod export;
 pub mod list;
 pub mod mock_server;
 pub mod report;

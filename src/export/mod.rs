@@ -1,8 +1,11 @@
 //! Renders the report model (`analysis`) into files: `summary.md`, `report.html` and
 //! `results.csv` behind one [`Exporter`] interface, plus `results.json` (the results document
 //! itself) and the charts. The report is analysed once, built into one [`markup::Doc`] once and
-//! its charts drawn once, whatever the number of formats.
+//! its charts drawn once, whatever the number of formats. [`adr`] renders the same model as
+//! a decision record (`asynclab adr`), [`pyperf`] the runs as a pyperf suite (`asynclab export
+//! pyperf`).
 
+pub mod adr;
 mod csv;
 mod decision_section;
 pub mod document;
@@ -10,6 +13,7 @@ mod html;
 mod json;
 mod markdown;
 pub mod markup;
+pub mod pyperf;
 mod runtime_tables;
 mod scenario_tables;
 mod sweep_tables;
