@@ -33,6 +33,9 @@ pub enum Command {
     Envs(EnvArgs),
     /// Serve the mock HTTP server alone until Ctrl-C.
     MockServer(MockServerArgs),
+    /// Put a network distance in front of a TCP service: a delay line (round trip, jitter,
+    /// bandwidth cap) on a loopback port, until Ctrl-C.
+    DelayProxy(crate::commands::delay_proxy::DelayProxyArgs),
     /// Measure the mock server's delay accuracy and throughput on this machine.
     SelfCheck,
     /// Say what the machine has and what is missing, with the fix for each.

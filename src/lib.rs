@@ -53,6 +53,7 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
         Command::List(a) => commands::list::execute(&a),
         Command::Envs(a) => commands::envs::execute(&a),
         Command::MockServer(a) => commands::mock_server::execute(&a),
+        Command::DelayProxy(a) => commands::delay_proxy::execute(&a),
         Command::SelfCheck => commands::self_check::execute(),
         Command::Doctor(a) => commands::doctor::execute(&a),
         Command::Cost(a) => commands::cost::execute(&a),

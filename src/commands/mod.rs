@@ -23,6 +23,7 @@ use clap::Args;
 pub mod adr;
 pub mod compare;
 pub mod cost;
+pub mod delay_proxy;
 pub mod doctor;
 pub mod envs;
 pub mod export;

@@ -108,6 +108,20 @@ pub fn differences(base: &Results, new: &Results) -> Vec<String> {
             "pinning changes contention between workers and services",
         ));
     }
+    let policy = |r: &Results| {
+        r.method.placement.as_ref().map_or_else(
+            || "unrecorded (before --placement)".to_string(),
+            |p| p.effective.clone(),
+        )
+    };
+    if policy(base) != policy(new) {
+        out.push(differs(
+            "placement policy (method.placement) differs",
+            &policy(base),
+            &policy(new),
+            "where the services run beside the workers moves every ratio of a service scenario",
+        ));
+    }
     if base.method.quick != new.method.quick {
         let q = |quick: bool| if quick { "--quick" } else { "full" }.to_string();
         out.push(differs(
