@@ -187,7 +187,7 @@ fn dry_run_prints_the_plan_and_starts_nothing() {
     let out = bin()
         .args(["run", "--dry-run", "--study"])
         .arg(&study)
-        .args(["--rounds", "3", "--out"])
+        .args(["--rounds", "3", "--param", "n=3000", "--out"])
         .arg(&out_dir)
         .timeout(Duration::from_secs(120))
         .output()
@@ -202,12 +202,16 @@ fn dry_run_prints_the_plan_and_starts_nothing() {
     for v in ["sync", "asyncio", "threads", "multiprocessing"] {
         assert!(stdout.contains(v), "{v}: {stdout}");
     }
-    // The flag overrides the file: 4 cells × (0 warm-ups + 3 rounds).
+    // The flags override the file: 4 cells × (0 warm-ups + 3 rounds), n=3000, jobs kept.
     assert!(
         stdout.contains("4 cells × (0 warm-up + 3 rounds) = 12 runs"),
         "{stdout}"
     );
-    assert!(stdout.contains("n=2000"), "{stdout}");
+    assert!(
+        stdout.contains("n=3000") && !stdout.contains("n=2000"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("jobs=2"), "{stdout}");
     assert!(stdout.contains("total: 12 runs"), "{stdout}");
     assert!(stdout.contains("time: "), "{stdout}");
     assert!(

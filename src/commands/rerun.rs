@@ -26,7 +26,7 @@ pub struct RerunArgs {
     #[arg(long, value_enum)]
     pub pg: Option<PgBackend>,
     /// Image for `--pg container`, instead of the recorded one.
-    #[arg(long)]
+    #[arg(long, env = "ASYNCLAB_PG_IMAGE")]
     pub pg_image: Option<String>,
     /// Pin the workers to these CPUs, instead of the recorded ones.
     #[arg(long, value_delimiter = ',', value_name = "CPU[,CPU]")]

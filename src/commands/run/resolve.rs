@@ -263,6 +263,89 @@ pub fn resolved(args: &RunArgs, plan: &RunPlan) -> Study {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    /// `asynclab run ARGS...` as parsed.
+    fn cli(args: &[&str]) -> RunArgs {
+        let argv = ["asynclab", "run"].iter().chain(args);
+        match crate::Opts::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Run(a) => *a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    const STUDY: &str = "scenarios = ['cpu', 'io_http']\nrounds = 2\nwarmups = 0\n\
+        max_foreign_cores = 0.5\nquick = true\n[params]\nn = 2000\njobs = [1, 2]\n\
+        [plans.io_http]\nrounds = 4\n";
+
+    #[test]
+    fn the_file_fills_what_the_flags_leave_and_flags_win() {
+        let study = Study::parse(STUDY, "s.toml").unwrap();
+        let a = apply(&study, "s.toml", &cli(&["--study", "s.toml"])).unwrap();
+        assert_eq!(a.scenario, ["cpu", "io_http"]);
+        assert_eq!((a.rounds, a.warmups), (Some(2), Some(0)));
+        assert_eq!(a.plans["io_http"].rounds, Some(4));
+        assert_eq!(a.max_foreign_cores(), 0.5);
+        assert!(a.quick && !a.strict);
+        assert_eq!(a.repeats(), crate::runner::interference::DEFAULT_REPEATS);
+
+        let flags = cli(&[
+            "--study",
+            "s.toml",
+            "--rounds",
+            "7",
+            "--param",
+            "jobs=3",
+            "--scenario",
+            "cpu",
+            "--max-foreign-cores",
+            "0.2",
+            "--strict",
+        ]);
+        let a = apply(&study, "s.toml", &flags).unwrap();
+        assert_eq!(a.scenario, ["cpu"]);
+        assert_eq!(a.rounds, Some(7));
+        assert!(
+            a.plans.is_empty(),
+            "--rounds overrides every scenario's rounds"
+        );
+        assert_eq!(a.max_foreign_cores(), 0.2);
+        assert!(a.strict);
+        let jobs: Vec<_> = a.params.iter().filter(|p| p.key == "jobs").collect();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].values, ["3"]);
+        assert!(a
+            .params
+            .iter()
+            .any(|p| p.key == "n" && p.values == ["2000"]));
+    }
+
+    #[test]
+    fn names_are_checked_against_the_catalogue() {
+        for (text, want) in [
+            (
+                "scenarios = ['nope']",
+                "s.toml: scenarios: no scenario named 'nope'",
+            ),
+            (
+                "scenarios = ['cpu']\n[params]\nzz = 1",
+                "s.toml: params.zz:",
+            ),
+            ("scenarios = ['cpu']\nloops = ['tokio']", "s.toml: loops:"),
+            ("scenarios = ['cpu']\npg = 'cloud'", "s.toml: pg:"),
+            (
+                "scenarios = ['cpu']\n[plans.nope]\nrounds = 1",
+                "s.toml: plans.nope:",
+            ),
+            ("rounds = 1", "s.toml: scenarios: missing"),
+        ] {
+            let study = Study::parse(text, "s.toml").unwrap();
+            let e = apply(&study, "s.toml", &cli(&["--study", "s.toml"]))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(want) && !e.contains('\n'), "{text}: {e}");
+        }
+    }
 
     #[test]
     fn params_become_overrides_and_back() {
