@@ -50,6 +50,10 @@ pub struct Study {
     /// The catalogue's quick parameters and at most 3 rounds (`--quick`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quick: Option<bool>,
+    /// Where the services and the workers run: "shared", "split" or "unpinned"
+    /// (`--placement`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
     /// CPUs the workers are pinned to (`--cpus`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<usize>,
@@ -99,6 +103,7 @@ fn hint(key: &str) -> &'static str {
         "quick" | "strict" => "give true or false",
         "max_foreign_cores" => "give a number of cores, e.g. 0.1",
         "pg" => "give a string: \"auto\", \"local\", \"external\" or \"container\"",
+        "placement" => "give \"shared\", \"split\" or \"unpinned\"",
         "pg_image" => "give an image name, e.g. \"postgres:16\"",
         "params" => "give [params] with KEY = value or KEY = [v1, v2]",
         "plans" => "give [plans.SCENARIO] with rounds and warmups",

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::envs::EnvArgs;
+use super::run::placement::Policy;
 use super::run::{self, resolve, RunArgs};
 use crate::error::UsageError;
 use crate::results::{json_path, Results};
@@ -28,6 +29,9 @@ pub struct RerunArgs {
     /// Image for `--pg container`, instead of the recorded one.
     #[arg(long, env = "ASYNCLAB_PG_IMAGE")]
     pub pg_image: Option<String>,
+    /// Where services and workers run (shared, split, unpinned), instead of the recorded one.
+    #[arg(long, value_enum)]
+    pub placement: Option<Policy>,
     /// Pin the workers to these CPUs, instead of the recorded ones.
     #[arg(long, value_delimiter = ',', value_name = "CPU[,CPU]")]
     pub cpus: Vec<usize>,
@@ -49,6 +53,7 @@ fn flags(a: &RerunArgs) -> RunArgs {
         warmups: None,
         event_loops: Vec::new(),
         cpus: a.cpus.clone(),
+        placement: a.placement,
         params: Vec::new(),
         rates: None,
         pg: a.pg,

@@ -68,9 +68,9 @@ pub struct RunArgs {
     /// Where the services (and the driver) and the workers run: `shared` (the default) puts
     /// them all on the first CPU; `split` puts the services on the first CPU and their
     /// scenarios' workers on the others; `unpinned` lets the kernel place everything.
-    /// Scenarios without a service (cpu, memory) get every CPU under each.
-    #[arg(long, value_enum, default_value = "shared")]
-    pub placement: placement::Policy,
+    /// Scenarios without a service (cpu, memory) get every CPU under each [default: shared].
+    #[arg(long, value_enum)]
+    pub placement: Option<placement::Policy>,
     /// Override a parameter for every variant: KEY=VALUE, or KEY=V1,V2 for a matrix axis.
     #[arg(long = "param", value_name = "KEY=VALUE[,VALUE]")]
     pub params: Vec<ParamOverride>,
@@ -114,6 +114,11 @@ impl RunArgs {
     /// `--pg-image`, else postgres:16.
     pub fn pg_image(&self) -> &str {
         self.pg_image.as_deref().unwrap_or("postgres:16")
+    }
+
+    /// `--placement`, else shared.
+    pub fn placement(&self) -> placement::Policy {
+        self.placement.unwrap_or(placement::Policy::Shared)
     }
 
     /// `--max-foreign-cores`, else the default.

@@ -112,7 +112,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
     }
     let pythons = prepare_pythons(&args.env)?;
     let placement = Placement::decide(
-        args.placement,
+        args.placement(),
         &crate::runner::affinity::allowed_cpus(),
         &args.cpus,
     );

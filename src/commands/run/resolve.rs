@@ -4,6 +4,7 @@
 
 use clap::ValueEnum;
 
+use super::placement::Policy;
 use super::plan::RunPlan;
 use super::{RunArgs, EVENT_LOOPS};
 use crate::catalogue::Catalogue;
@@ -113,6 +114,13 @@ fn check_names(
         let fix = format!("known loops: {}", EVENT_LOOPS.join(", "));
         return Err(bad(source, "loops", &what, &fix));
     }
+    if let Some(p) = &study.placement {
+        if Policy::from_str(p, true).is_err() {
+            let what = format!("'{p}' is not a placement");
+            let fix = "give \"shared\", \"split\" or \"unpinned\"";
+            return Err(bad(source, "placement", &what, fix));
+        }
+    }
     if let Some(p) = &study.pg {
         if PgBackend::from_str(p, true).is_err() {
             let what = format!("'{p}' is not a backend");
@@ -182,6 +190,12 @@ pub fn apply(study: &Study, source: &str, cli: &RunArgs) -> Result<RunArgs, Usag
     if args.cpus.is_empty() {
         args.cpus = study.cpus.clone();
     }
+    if args.placement.is_none() {
+        args.placement = study
+            .placement
+            .as_deref()
+            .and_then(|p| Policy::from_str(p, true).ok());
+    }
     if args.rates.is_none() {
         args.rates = study.rates.as_ref().map(to_rates);
     }
@@ -249,6 +263,7 @@ pub fn resolved(args: &RunArgs, plan: &RunPlan) -> Study {
         warmups,
         plans,
         quick: Some(args.quick),
+        placement: Some(args.placement().name().to_string()),
         cpus: args.cpus.clone(),
         rates: args.rates.as_ref().map(|r| match r {
             Rates::List(l) => StudyRates::List(l.clone()),
@@ -333,6 +348,10 @@ mod tests {
             ),
             ("scenarios = ['cpu']\nloops = ['tokio']", "s.toml: loops:"),
             ("scenarios = ['cpu']\npg = 'cloud'", "s.toml: pg:"),
+            (
+                "scenarios = ['cpu']\nplacement = 'far'",
+                "s.toml: placement:",
+            ),
             (
                 "scenarios = ['cpu']\n[plans.nope]\nrounds = 1",
                 "s.toml: plans.nope:",
