@@ -10,6 +10,7 @@ use crate::commands::envs::EnvArgs;
 use crate::commands::export::ExportArgs;
 use crate::commands::mock_server::MockServerArgs;
 use crate::commands::report::ReportArgs;
+use crate::commands::rerun::RerunArgs;
 use crate::commands::run::RunArgs;
 use crate::commands::CommonArgs;
 
@@ -27,6 +28,9 @@ pub struct Opts {
 pub enum Command {
     /// Run scenarios' matrices and write results, CSV and a summary.
     Run(Box<RunArgs>),
+    /// Run again what DIR/results.json was made with (its `invocation.study`), here or on
+    /// another machine; --out, --python and the like override.
+    Rerun(RerunArgs),
     /// List the scenarios in the catalogue.
     List(CommonArgs),
     /// Build (or reuse) the Python environments for the given interpreters.

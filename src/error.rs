@@ -48,4 +48,8 @@ pub enum UsageError {
         /// What is wrong and what is allowed.
         message: String,
     },
+    /// A study file (`--study`, or the study a results.json embeds) that cannot be used: the
+    /// line names the file, the key and the fix.
+    #[error("{0}")]
+    Study(String),
 }

@@ -9,7 +9,8 @@
 //!   arguments, its flag checks and its `execute` ([`commands::run`] in stages: plan, start
 //!   services, measure, write).
 //! - [`catalogue`]: workloads/catalogue.toml; [`results`]: the results document and its one
-//!   loader; [`error`]: usage errors naming the flag and the fix.
+//!   loader; [`error`]: usage errors naming the flag and the fix; [`study`]: study files and
+//!   the resolved study each results.json embeds (what `rerun` runs again).
 //! - [`runner`]: matrix, interleaving scheduler, process executor, sampler, rate sweeps;
 //!   [`stats`]: medians, intervals, tests; [`python`]: interpreters and environments;
 //!   [`envinfo`] and [`doctor`]: the machine.
@@ -41,6 +42,7 @@ pub mod results;
 pub mod runner;
 pub mod services;
 pub mod stats;
+pub mod study;
 
 use cli::Command;
 pub use cli::Opts;
@@ -50,6 +52,7 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
     interrupt::install();
     match opts.command {
         Command::Run(a) => commands::run::execute(&a),
+        Command::Rerun(a) => commands::rerun::execute(&a),
         Command::List(a) => commands::list::execute(&a),
         Command::Envs(a) => commands::envs::execute(&a),
         Command::MockServer(a) => commands::mock_server::execute(&a),

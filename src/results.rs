@@ -84,6 +84,24 @@ pub struct Results {
     /// and the knee (`analysis::sweep::analyze`); empty when no cell ran open loop.
     #[serde(default)]
     pub sweeps: Vec<Sweep>,
+    /// How the document was made: the command line, where it ran, and the resolved study that
+    /// `asynclab rerun` runs again; absent in documents written before reruns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation: Option<Invocation>,
+}
+
+/// The command that wrote a results document, and every choice it resolved to.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Invocation {
+    /// The exact command line (`std::env::args()`), program first.
+    #[serde(default)]
+    pub argv: Vec<String>,
+    /// The working directory it ran in.
+    #[serde(default)]
+    pub cwd: String,
+    /// The resolved study: study file, flags and defaults merged, in a study file's shape.
+    #[serde(default)]
+    pub study: crate::study::Study,
 }
 
 /// What the catalogue says of one scenario.

@@ -45,6 +45,27 @@ fn fully_populated() -> Results {
     r.env.mock_http = Some("http://127.0.0.1:8080".into());
     r.env.load_avg_after = Some([1.0, 1.0, 1.0]);
     r.method.cpus = vec![0];
+    r.method.placement = Some(asynclab::results::PlacementRecord {
+        policy: "shared".into(),
+        effective: "shared".into(),
+        service_cpus: vec![0],
+        service_worker_cpus: vec![0],
+        other_worker_cpus: vec![],
+        not_placed: Some("PostgreSQL in a container".into()),
+    });
+    let study = asynclab::study::Study::parse(
+        "scenarios = ['io_http']\npython = ['3.12']\nloops = ['asyncio']\npg = 'auto'\n\
+         pg_image = 'postgres:16'\nrounds = 3\nwarmups = 1\nquick = true\ncpus = [0]\nplacement = 'shared'\n\
+         rates = [10, 20]\nstrict = false\nmax_foreign_cores = 0.1\nrepeats = 3\n\
+         [params]\nconcurrency = [10, 100]\ndelay_ms = 20\n[plans.cpu]\nrounds = 2\nwarmups = 0\n",
+        "fully populated",
+    )
+    .unwrap();
+    r.invocation = Some(asynclab::results::Invocation {
+        argv: vec!["asynclab".into(), "run".into()],
+        cwd: "/tmp".into(),
+        study,
+    });
     r.scenarios.insert(
         "io_http".into(),
         ScenarioInfo {

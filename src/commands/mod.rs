@@ -5,6 +5,7 @@
 //! | file            | subcommand               |
 //! |-----------------|--------------------------|
 //! | `run/`          | `asynclab run`: plan → start services → measure → write |
+//! | `rerun.rs`      | `asynclab rerun`: a results.json's study, run again |
 //! | `list.rs`       | `asynclab list`          |
 //! | `envs.rs`       | `asynclab envs` (and the interpreters `run` uses) |
 //! | `mock_server.rs`| `asynclab mock-server`   |
@@ -30,6 +31,7 @@ pub mod export;
 pub mod list;
 pub mod mock_server;
 pub mod report;
+pub mod rerun;
 pub mod run;
 pub mod self_check;
 

@@ -99,6 +99,13 @@ fn environment(r: &Report) -> Section {
         "asynclab {} at commit {}; started {}",
         r.results.generated_by, e.git_commit, r.results.started_at
     ));
+    if let Some(inv) = &r.results.invocation {
+        items.push(format!(
+            "Command line: {} (in {}); `asynclab rerun` runs it again",
+            inv.argv.join(" "),
+            inv.cwd
+        ));
+    }
     let mut s = Section::new("Environment", None);
     s.list(items);
     s

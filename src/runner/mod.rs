@@ -11,3 +11,4 @@ pub mod sampler;
 pub mod scheduler;
 pub mod summarize;
 pub mod sweep;
+pub mod tally;

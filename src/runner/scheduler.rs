@@ -4,6 +4,7 @@
 use super::executor::{Executor, RunError};
 use super::matrix::CellSpec;
 use super::summarize::summarize_cell;
+use super::tally::{Event, Tally};
 use crate::results::{Cell, CellStatus};
 
 /// Rounds and warm-ups.
@@ -15,6 +16,13 @@ pub struct Plan {
     pub warmups: usize,
     /// How many times a contaminated run (the machine interfered) is repeated in its round.
     pub repeats: usize,
+}
+
+impl Plan {
+    /// The runs `cells` cells take under this plan, before any repeat.
+    pub fn runs(&self, cells: usize) -> usize {
+        cells * (self.warmups + self.rounds)
+    }
 }
 
 /// A new, empty results cell for a spec.
@@ -49,14 +57,17 @@ pub fn round_order(n: usize, r: usize) -> Vec<usize> {
 /// `save` after every run so nothing measured is lost. A failing cell is marked failed and
 /// skipped in later rounds; the others go on. A worker error starting with `skip:` (an optional
 /// package is not installed) marks the cell skipped with that reason instead. Ctrl-C returns an
-/// error after saving.
+/// error after saving. `tally` counts every run (its total must already hold these cells'
+/// [`Plan::runs`]); `progress` hears of each run before it starts and of repeats, failures
+/// and skips.
 pub fn run_interleaved(
     specs: &[CellSpec],
     plan: Plan,
     exec: &mut dyn Executor,
     cells: &mut [Cell],
     save: &mut dyn FnMut(&[Cell]) -> anyhow::Result<()>,
-    progress: &mut dyn FnMut(&str),
+    tally: &mut Tally,
+    progress: &mut dyn FnMut(&Tally, Event<'_>),
 ) -> anyhow::Result<()> {
     assert_eq!(specs.len(), cells.len());
     let n = specs.len();
@@ -73,10 +84,17 @@ pub fn run_interleaved(
             } else {
                 format!("round {}/{}", round + 1, plan.rounds)
             };
-            progress(&format!("{label}: {}", specs[i].id));
+            progress(
+                tally,
+                Event::Start {
+                    label: &label,
+                    cell: &specs[i].id,
+                },
+            );
             let mut attempt = 0;
             let outcome = loop {
                 let outcome = exec.execute(&specs[i], (!warm).then_some(round));
+                tally.done += 1;
                 let spoiled = match &outcome {
                     Ok(r) if !warm => r.interference.as_ref().and_then(|x| x.reason.clone()),
                     _ => None,
@@ -84,10 +102,14 @@ pub fn run_interleaved(
                 match spoiled {
                     Some(why) if attempt < plan.repeats => {
                         attempt += 1;
-                        progress(&format!(
-                            "{label}: {} repeated ({attempt}/{}): {why}",
-                            specs[i].id, plan.repeats
-                        ));
+                        tally.total += 1;
+                        progress(
+                            tally,
+                            Event::Note(&format!(
+                                "{label}: {} repeated ({attempt}/{}): {why}",
+                                specs[i].id, plan.repeats
+                            )),
+                        );
                         if let Ok(r) = outcome {
                             cells[i].runs.push(r);
                         }
@@ -107,16 +129,24 @@ pub fn run_interleaved(
                 }
                 Err(RunError::Failed(msg)) if msg.starts_with("skip:") => {
                     let reason = msg["skip:".len()..].trim().to_string();
-                    progress(&format!("SKIPPED {}: {reason}", specs[i].id));
+                    tally.total = tally.total.saturating_sub(total - step - 1);
+                    progress(
+                        tally,
+                        Event::Note(&format!("SKIPPED {}: {reason}", specs[i].id)),
+                    );
                     cells[i].status = CellStatus::Skipped;
                     cells[i].failure = Some(reason);
                 }
                 Err(RunError::Failed(msg)) => {
-                    progress(&format!(
-                        "FAILED {}: {}",
-                        specs[i].id,
-                        msg.lines().next().unwrap_or("")
-                    ));
+                    tally.total = tally.total.saturating_sub(total - step - 1);
+                    progress(
+                        tally,
+                        Event::Note(&format!(
+                            "FAILED {}: {}",
+                            specs[i].id,
+                            msg.lines().next().unwrap_or("")
+                        )),
+                    );
                     cells[i].status = CellStatus::Failed;
                     cells[i].failure = Some(format!("{label}: {msg}"));
                 }
@@ -237,6 +267,11 @@ mod tests {
     }
 
     fn run(fail: Option<&'static str>) -> (MockExecutor, Vec<Cell>, usize) {
+        let plan = Plan {
+            rounds: 3,
+            warmups: 1,
+            repeats: 2,
+        };
         let specs: Vec<CellSpec> = ["a", "b", "c"].iter().map(|v| spec(v)).collect();
         let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
         let mut exec = MockExecutor {
@@ -244,27 +279,30 @@ mod tests {
             fail,
         };
         let mut saves = 0;
+        let mut tally = Tally {
+            done: 0,
+            total: plan.runs(specs.len()),
+        };
         run_interleaved(
             &specs,
-            Plan {
-                rounds: 3,
-                warmups: 1,
-                repeats: 2,
-            },
+            plan,
             &mut exec,
             &mut cells,
             &mut |_| {
                 saves += 1;
                 Ok(())
             },
-            &mut |_| {},
+            &mut tally,
+            &mut |_, _| {},
         )
         .unwrap();
+        assert_eq!(tally.done, exec.calls.len(), "every run counted");
+        assert_eq!(tally.done, tally.total, "the total ends at what ran");
         (exec, cells, saves)
     }
 
     /// 3 rounds after 1 warm-up, 2 repeats, of these variants; nothing fails on purpose.
-    fn run_variants(variants: &[&str]) -> (MockExecutor, Vec<Cell>) {
+    fn run_variants(variants: &[&str]) -> (MockExecutor, Vec<Cell>, Vec<Tally>) {
         let specs: Vec<CellSpec> = variants.iter().map(|v| spec(v)).collect();
         let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
         let mut exec = MockExecutor {
@@ -276,16 +314,25 @@ mod tests {
             warmups: 1,
             repeats: 2,
         };
+        let mut tally = Tally {
+            done: 0,
+            total: plan.runs(specs.len()),
+        };
+        let mut seen = Vec::new();
         run_interleaved(
             &specs,
             plan,
             &mut exec,
             &mut cells,
             &mut |_| Ok(()),
-            &mut |_| {},
+            &mut tally,
+            &mut |t, _| seen.push(*t),
         )
         .unwrap();
-        (exec, cells)
+        assert_eq!(tally.done, exec.calls.len(), "every run counted");
+        assert_eq!(tally.done, tally.total, "the total ends at what ran");
+        assert!(seen.iter().all(|t| t.done <= t.total), "{seen:?}");
+        (exec, cells, seen)
     }
 
     #[test]
@@ -321,7 +368,11 @@ mod tests {
 
     #[test]
     fn a_skip_message_marks_the_cell_skipped_not_failed() {
-        let (exec, cells) = run_variants(&["a", "skipme"]);
+        let (exec, cells, seen) = run_variants(&["a", "skipme"]);
+        assert_eq!(
+            seen[0].total, 8,
+            "2 cells × (1 warm-up + 3 rounds) up front"
+        );
         assert_eq!(cells[1].status, CellStatus::Skipped);
         assert_eq!(
             cells[1].failure.as_deref(),
@@ -338,7 +389,9 @@ mod tests {
 
     #[test]
     fn contaminated_runs_are_kept_repeated_and_left_out() {
-        let (_, cells) = run_variants(&["a", "busy1", "busy"]);
+        let (_, cells, seen) = run_variants(&["a", "busy1", "busy"]);
+        // 3 cells × 4 runs, plus 3 repeats of busy1 and 6 of busy.
+        assert_eq!(seen.last().unwrap().total, 12 + 3 + 6);
         // a: clean, 3 runs. busy1: each round once contaminated, repeated once: 6 runs, 3 clean.
         assert_eq!(cells[0].runs.len(), 3);
         assert_eq!(cells[1].runs.len(), 6);

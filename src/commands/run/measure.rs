@@ -4,14 +4,17 @@
 use std::path::Path;
 
 use super::plan::RunPlan;
+use super::progress::Display;
+use super::resolve;
 use super::services::Services;
 use super::RunArgs;
 use crate::export;
-use crate::results::{Cell, Method, Results, ScenarioPlan, SCHEMA_VERSION};
+use crate::results::{Cell, Invocation, Method, Results, ScenarioPlan, SCHEMA_VERSION};
 use crate::runner::interference;
 use crate::runner::process::ProcessExecutor;
 use crate::runner::scheduler::{new_cell, run_interleaved};
 use crate::runner::sweep;
+use crate::runner::tally::Tally;
 use crate::{analysis, envinfo};
 
 /// The document before any cell: who wrote it, when, on what, and how it is measured.
@@ -45,9 +48,9 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
                 })
                 .collect(),
             interference: Some(crate::results::InterferencePolicy {
-                max_foreign_cores: args.max_foreign_cores,
+                max_foreign_cores: args.max_foreign_cores(),
                 floor_s: interference::FOREIGN_FLOOR_S,
-                repeats: args.repeats,
+                repeats: args.repeats(),
             }),
         },
         scenarios: plan
@@ -57,7 +60,27 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
             .collect(),
         cells: Vec::new(),
         sweeps: Vec::new(),
+        invocation: Some(invocation(args, plan)),
     }
+}
+
+/// This command line, where it ran, and the study it resolved to.
+pub fn invocation(args: &RunArgs, plan: &RunPlan) -> Invocation {
+    Invocation {
+        argv: std::env::args().collect(),
+        cwd: std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default(),
+        study: resolve::resolved(args, plan),
+    }
+}
+
+/// The runs the plan holds before any repeat: every scenario's cells × (warm-ups + rounds).
+pub fn planned_runs(plan: &RunPlan) -> usize {
+    plan.scenarios
+        .iter()
+        .map(|s| s.plan.runs(s.specs.len()))
+        .sum()
 }
 
 /// Measures every scenario in turn (one batch, or one per rate for `--rates auto`), saving
@@ -77,15 +100,26 @@ pub fn measure(
         http_requests: services.http_requests(),
         service_pids: services.pids(),
         limits: interference::Limits {
-            max_foreign_cores: args.max_foreign_cores,
+            max_foreign_cores: args.max_foreign_cores(),
         },
     };
     let mut measured: Vec<Cell> = Vec::new();
+    let mut tally = Tally {
+        done: 0,
+        total: planned_runs(plan),
+    };
+    let mut display = Display::new(tally.total);
     let outcome = (|| -> anyhow::Result<()> {
         let auto = args.rates == Some(sweep::Rates::Auto);
         for planned in &plan.scenarios {
             let mut batches = sweep::Batches::new(planned.specs.clone(), auto);
+            let mut first = true;
             while let Some(specs) = batches.next_batch(&measured) {
+                // The first batch is in the plan's total; an auto sweep's next rates add theirs.
+                if !first {
+                    tally.total += planned.plan.runs(specs.len());
+                }
+                first = false;
                 let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
                 let mut save = |current: &[Cell]| -> anyhow::Result<()> {
                     let mut doc = header.clone();
@@ -93,14 +127,14 @@ pub fn measure(
                     doc.sweeps = analysis::sweep::analyze(&doc.cells);
                     export::write_results(&doc, dir)
                 };
-                let mut progress = |line: &str| eprintln!("asynclab: {line}");
                 let r = run_interleaved(
                     &specs,
                     planned.plan,
                     &mut exec,
                     &mut cells,
                     &mut save,
-                    &mut progress,
+                    &mut tally,
+                    &mut |t, e| display.show(t, e),
                 );
                 measured.extend(cells);
                 r?;
@@ -108,5 +142,6 @@ pub fn measure(
         }
         Ok(())
     })();
+    display.finish(&tally);
     (measured, outcome)
 }

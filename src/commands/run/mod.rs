@@ -2,7 +2,10 @@
 //! [`plan`] (check the flags, read the catalogue, expand the matrices, rounds per scenario) →
 //! [`services`] (start what the scenarios need) → [`measure`] (the interleaved rounds,
 //! results.json saved after every run) → [`write`] (every output, and the exit code).
+//! A `--study` file is merged into the flags first ([`resolve`]); `--dry-run` stops
+//! after the plan ([`dry_run`]); [`progress`] shows the runs done while measuring.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -11,10 +14,14 @@ use super::envs::EnvArgs;
 use crate::interrupt;
 use crate::runner::matrix::ParamOverride;
 use crate::services::postgres::PgBackend;
+use crate::study::{Study, StudyPlan};
 
+pub mod dry_run;
 pub mod measure;
 pub mod placement;
 pub mod plan;
+pub mod progress;
+pub mod resolve;
 pub mod services;
 pub mod write;
 
@@ -26,9 +33,17 @@ pub struct RunArgs {
     /// Environments and workloads.
     #[command(flatten)]
     pub env: EnvArgs,
-    /// Scenarios to run, comma-separated, or `all`.
-    #[arg(long, value_delimiter = ',', required = true)]
+    /// Scenarios to run, comma-separated, or `all` (or the study file's `scenarios`).
+    #[arg(long, value_delimiter = ',', required_unless_present = "study")]
     pub scenario: Vec<String>,
+    /// A study file (TOML) with the run's choices: scenarios, params, interpreters, loops,
+    /// rounds...; flags given here override it (see workloads/studies/example.toml).
+    #[arg(long, value_name = "FILE.toml")]
+    pub study: Option<PathBuf>,
+    /// Print the plan (scenarios, cells, rounds, runs, an estimate of the time) and stop: no
+    /// services, no workers, no results folder.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Fewer rounds (3) and the catalogue's quick parameters.
     #[arg(long)]
     pub quick: bool,
@@ -53,9 +68,9 @@ pub struct RunArgs {
     /// Where the services (and the driver) and the workers run: `shared` (the default) puts
     /// them all on the first CPU; `split` puts the services on the first CPU and their
     /// scenarios' workers on the others; `unpinned` lets the kernel place everything.
-    /// Scenarios without a service (cpu, memory) get every CPU under each.
-    #[arg(long, value_enum, default_value = "shared")]
-    pub placement: placement::Policy,
+    /// Scenarios without a service (cpu, memory) get every CPU under each [default: shared].
+    #[arg(long, value_enum)]
+    pub placement: Option<placement::Policy>,
     /// Override a parameter for every variant: KEY=VALUE, or KEY=V1,V2 for a matrix axis.
     #[arg(long = "param", value_name = "KEY=VALUE[,VALUE]")]
     pub params: Vec<ParamOverride>,
@@ -63,33 +78,89 @@ pub struct RunArgs {
     /// to double from 10/s until each variant saturates; the report marks each variant's knee.
     #[arg(long, value_name = "R1,R2,...|auto")]
     pub rates: Option<crate::runner::sweep::Rates>,
-    /// Where PostgreSQL comes from.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub pg: PgBackend,
+    /// Where PostgreSQL comes from [default: auto].
+    #[arg(long, value_enum)]
+    pub pg: Option<PgBackend>,
     /// Image for `--pg container` (and `auto`); `make docker-image` builds
-    /// asynclab/postgres:15-debian locally for machines without a registry.
-    #[arg(long, env = "ASYNCLAB_PG_IMAGE", default_value = "postgres:16")]
-    pub pg_image: String,
+    /// asynclab/postgres:15-debian locally for machines without a registry [default:
+    /// postgres:16].
+    #[arg(long, env = "ASYNCLAB_PG_IMAGE")]
+    pub pg_image: Option<String>,
     /// Exit 1 when any cell reports errors, variants that must agree do not, or a cell is
     /// inconclusive because the machine stayed busy (what `make test-db` uses); without it only
     /// crashed or hung cells do.
     #[arg(long)]
     pub strict: bool,
     /// A run during which other programs used more than this many cores' worth of CPU (or the
-    /// hypervisor took as much as steal) is contaminated: kept, repeated, left out.
-    #[arg(long, value_name = "CORES", default_value_t = crate::runner::interference::DEFAULT_MAX_FOREIGN_CORES)]
-    pub max_foreign_cores: f64,
+    /// hypervisor took as much as steal) is contaminated: kept, repeated, left out [default:
+    /// 0.1].
+    #[arg(long, value_name = "CORES")]
+    pub max_foreign_cores: Option<f64>,
     /// How many times a contaminated run is repeated in its round before the cell is left
-    /// inconclusive.
-    #[arg(long, value_name = "N", default_value_t = crate::runner::interference::DEFAULT_REPEATS)]
-    pub repeats: usize,
+    /// inconclusive [default: 3].
+    #[arg(long, value_name = "N")]
+    pub repeats: Option<usize>,
+    /// Rounds and warm-ups of single scenarios, from a study file's `[plans.NAME]`.
+    #[arg(skip)]
+    pub plans: BTreeMap<String, StudyPlan>,
 }
 
-/// Plans, starts the services, measures and writes; the exit code of [`write::finish`].
-pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
+impl RunArgs {
+    /// `--pg`, else auto.
+    pub fn pg(&self) -> PgBackend {
+        self.pg.unwrap_or(PgBackend::Auto)
+    }
+
+    /// `--pg-image`, else postgres:16.
+    pub fn pg_image(&self) -> &str {
+        self.pg_image.as_deref().unwrap_or("postgres:16")
+    }
+
+    /// `--placement`, else shared.
+    pub fn placement(&self) -> placement::Policy {
+        self.placement.unwrap_or(placement::Policy::Shared)
+    }
+
+    /// `--max-foreign-cores`, else the default.
+    pub fn max_foreign_cores(&self) -> f64 {
+        self.max_foreign_cores
+            .unwrap_or(crate::runner::interference::DEFAULT_MAX_FOREIGN_CORES)
+    }
+
+    /// `--repeats`, else the default.
+    pub fn repeats(&self) -> usize {
+        self.repeats
+            .unwrap_or(crate::runner::interference::DEFAULT_REPEATS)
+    }
+
+    /// The command line with its study file merged in (flags given win); unchanged without
+    /// `--study`.
+    pub fn with_study(&self) -> anyhow::Result<RunArgs> {
+        match &self.study {
+            None => Ok(self.clone()),
+            Some(path) => {
+                let study = Study::load(path)?;
+                Ok(resolve::apply(&study, &path.display().to_string(), self)?)
+            }
+        }
+    }
+}
+
+/// Merges the `--study` file into the flags, then plans, starts the services, measures and
+/// writes; the exit code of [`write::finish`].
+pub fn execute(cli: &RunArgs) -> anyhow::Result<i32> {
+    execute_resolved(&cli.with_study()?)
+}
+
+/// [`execute`] with the study already merged into `args` (what `rerun` calls).
+pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
     let plan = plan::plan(args)?;
+    if args.dry_run {
+        dry_run::print(args, &plan);
+        return Ok(0);
+    }
     // Guards that stop the services on return, error or Ctrl-C.
-    let services = services::start(&plan, args.pg, &args.pg_image)?;
+    let services = services::start(&plan, args.pg(), args.pg_image())?;
     interrupt::check()?;
     let dir = write::out_dir(args)?;
     let results = measure::new_document(args, &plan, &services);

@@ -77,12 +77,12 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         .into());
     }
     check_cpus(&args.cpus)?;
-    if !(args.max_foreign_cores.is_finite() && args.max_foreign_cores >= 0.0) {
+    if !(args.max_foreign_cores().is_finite() && args.max_foreign_cores() >= 0.0) {
         return Err(UsageError::Flag {
             flag: "--max-foreign-cores",
             message: format!(
                 "{} is not a number of cores; give e.g. 0.1 (a tenth of one core's time)",
-                args.max_foreign_cores
+                args.max_foreign_cores()
             ),
         }
         .into());
@@ -90,11 +90,16 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
     let plans: Vec<Plan> = scenarios
         .iter()
         .map(|s| {
-            let (rounds, warmups) = s.plan(args.rounds, args.warmups, args.quick);
+            let own = args.plans.get(&s.name).copied().unwrap_or_default();
+            let (rounds, warmups) = s.plan(
+                own.rounds.or(args.rounds),
+                own.warmups.or(args.warmups),
+                args.quick,
+            );
             Plan {
                 rounds,
                 warmups,
-                repeats: args.repeats,
+                repeats: args.repeats(),
             }
         })
         .collect();
@@ -107,7 +112,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
     }
     let pythons = prepare_pythons(&args.env)?;
     let placement = Placement::decide(
-        args.placement,
+        args.placement(),
         &crate::runner::affinity::allowed_cpus(),
         &args.cpus,
     );

@@ -1,0 +1,121 @@
+//! `asynclab run --dry-run`: the plan printed, nothing started — each scenario's cells
+//! (variant, python, parameters), rounds and warm-ups, the runs in total, an estimate of the
+//! time from an earlier run of the same cells when there is one, and the resolved study.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::plan::RunPlan;
+use super::resolve;
+use super::RunArgs;
+use crate::results::Results;
+
+/// The earlier results the estimate comes from: `latest` beside the results folder.
+fn earlier_results(args: &RunArgs) -> PathBuf {
+    let parent = args
+        .out
+        .as_deref()
+        .and_then(Path::parent)
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("results"));
+    parent.join("latest")
+}
+
+/// Median measured wall time of one run, by cell id, from an earlier results document.
+fn median_wall_s(doc: &Results) -> BTreeMap<String, f64> {
+    doc.cells
+        .iter()
+        .filter_map(|c| {
+            let mut w: Vec<f64> = c
+                .runs
+                .iter()
+                .map(|r| r.wall_s)
+                .filter(|w| w.is_finite())
+                .collect();
+            if w.is_empty() {
+                return None;
+            }
+            w.sort_by(f64::total_cmp);
+            Some((c.id.clone(), w[w.len() / 2]))
+        })
+        .collect()
+}
+
+/// Seconds as a short duration: `42 s`, `3.5 min`, `1.2 h`.
+fn duration(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+/// Prints the plan to stdout.
+pub fn print(args: &RunArgs, plan: &RunPlan) {
+    let source = earlier_results(args);
+    let known = Results::load(&source)
+        .map(|d| median_wall_s(&d))
+        .unwrap_or_default();
+    println!("asynclab: dry run: nothing started, no results folder made");
+    let (mut total_runs, mut total_s, mut unknown_runs) = (0, 0.0, 0);
+    for s in &plan.scenarios {
+        let runs = s.plan.runs(s.specs.len());
+        total_runs += runs;
+        println!(
+            "\nscenario {}: {} cells × ({} warm-up + {} rounds) = {runs} runs",
+            s.scenario.name,
+            s.specs.len(),
+            s.plan.warmups,
+            s.plan.rounds
+        );
+        let (mut s_est, mut s_unknown) = (0.0, 0);
+        for c in &s.specs {
+            let params: Vec<String> = c.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let each = known.get(&c.id);
+            let per_cell = s.plan.warmups + s.plan.rounds;
+            match each {
+                Some(w) => s_est += w * per_cell as f64,
+                None => s_unknown += per_cell,
+            }
+            let est = each.map_or("unknown".to_string(), |w| format!("~{w:.2} s a run"));
+            println!(
+                "  {:<20} python {:<8} {}  ({est})",
+                c.variant,
+                c.python.version,
+                params.join(","),
+            );
+        }
+        let est = if s_unknown == runs {
+            "unknown".to_string()
+        } else if s_unknown > 0 {
+            format!("at least {} ({s_unknown} runs unknown)", duration(s_est))
+        } else {
+            format!("~{}", duration(s_est))
+        };
+        println!("  time: {est}");
+        total_s += s_est;
+        unknown_runs += s_unknown;
+    }
+    let basis = format!(
+        "the median wall time of each cell's runs in {}, {} of {total_runs} runs known; worker start-up, set-up and repeats not included",
+        source.display(),
+        total_runs - unknown_runs
+    );
+    let est = if unknown_runs == total_runs {
+        format!(
+            "unknown (no earlier run of these cells in {})",
+            source.display()
+        )
+    } else if unknown_runs > 0 {
+        format!("at least {} ({basis})", duration(total_s))
+    } else {
+        format!("~{} ({basis})", duration(total_s))
+    };
+    println!("\ntotal: {total_runs} runs, before repeats of contaminated runs; time: {est}");
+    println!(
+        "\nthe resolved study (save it as a file and pass --study to run the same):\n\n{}",
+        resolve::resolved(args, plan).to_toml()
+    );
+}

@@ -1,0 +1,344 @@
+//! Study files (`asynclab run --study FILE.toml`): a run's choices as data, and the resolved
+//! study every results.json embeds so `asynclab rerun` can make it again.
+//!
+//! [`Study::parse`] reads the text and checks its types and ranges, and never panics: any
+//! input is a [`Study`] or one line naming the file, the key and the fix. Names (scenarios,
+//! parameters, event loops, the PostgreSQL backend) are checked against this build when the
+//! study is merged into a run's flags (`commands::run::resolve`), which also makes the
+//! resolved study a run records.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::UsageError;
+
+/// The commented example study file, in the workloads folder.
+pub const EXAMPLE: &str = "workloads/studies/example.toml";
+
+/// The choices of one run, in the shape of a study file (every key optional).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Study {
+    /// Scenarios to run (`--scenario`), or `["all"]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<String>,
+    /// Parameter overrides (`--param`): a value is a setting, an array a matrix axis.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, toml::Value>,
+    /// Interpreters (`--python`): versions like "3.12" or paths.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub python: Vec<String>,
+    /// Event loops as a matrix axis (`--loop`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loops: Vec<String>,
+    /// Where PostgreSQL comes from (`--pg`): auto, local, external or container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pg: Option<String>,
+    /// Image for `pg = "container"` (`--pg-image`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pg_image: Option<String>,
+    /// Measured rounds of every scenario (`--rounds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<usize>,
+    /// Warm-up runs per cell of every scenario (`--warmups`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmups: Option<usize>,
+    /// Rounds and warm-ups of single scenarios, by name, over `rounds` and `warmups`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub plans: BTreeMap<String, StudyPlan>,
+    /// The catalogue's quick parameters and at most 3 rounds (`--quick`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quick: Option<bool>,
+    /// Where the services and the workers run: "shared", "split" or "unpinned"
+    /// (`--placement`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
+    /// CPUs the workers are pinned to (`--cpus`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<usize>,
+    /// Open-loop rates per second as a matrix axis, or "auto" (`--rates`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rates: Option<StudyRates>,
+    /// Exit 1 on errors, disagreeing variants or inconclusive cells (`--strict`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
+    /// Foreign CPU, in cores' worth, above which a run is contaminated (`--max-foreign-cores`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_foreign_cores: Option<f64>,
+    /// How often a contaminated run is repeated in its round (`--repeats`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<usize>,
+}
+
+/// Rounds and warm-ups of one scenario.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudyPlan {
+    /// Measured rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<usize>,
+    /// Warm-up runs per cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmups: Option<usize>,
+}
+
+/// `rates`: a list of whole rates per second, or the word "auto".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StudyRates {
+    /// These rates per second.
+    List(Vec<u64>),
+    /// "auto" (anything else is refused by [`Study::parse`]).
+    Word(String),
+}
+
+/// How to fix a key, for the error line.
+fn hint(key: &str) -> &'static str {
+    match key {
+        "scenarios" | "python" | "loops" => "give a list of strings, e.g. [\"io_http\"]",
+        "cpus" => "give a list of CPU numbers, e.g. [0, 1]",
+        "rates" => "give whole rates per second, e.g. [10, 50], or \"auto\"",
+        "rounds" | "warmups" | "repeats" => "give a whole number, e.g. 3",
+        "quick" | "strict" => "give true or false",
+        "max_foreign_cores" => "give a number of cores, e.g. 0.1",
+        "pg" => "give a string: \"auto\", \"local\", \"external\" or \"container\"",
+        "placement" => "give \"shared\", \"split\" or \"unpinned\"",
+        "pg_image" => "give an image name, e.g. \"postgres:16\"",
+        "params" => "give [params] with KEY = value or KEY = [v1, v2]",
+        "plans" => "give [plans.SCENARIO] with rounds and warmups",
+        _ => "see workloads/studies/example.toml for the keys and their types",
+    }
+}
+
+/// The key written on the line holding byte `at` of `text` (`key = ...`), if any, with the
+/// table it is in (`[plans.cpu]` makes `plans.cpu.rounds`).
+fn key_at(text: &str, at: usize) -> Option<String> {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let key = line.split_once('=')?.0.trim().trim_matches('"');
+    if key.is_empty() || key.starts_with('[') || key.starts_with('#') {
+        return None;
+    }
+    let table = before[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('[') && !l.starts_with("[["))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    Some(match table {
+        Some(t) if !t.is_empty() => format!("{t}.{key}"),
+        _ => key.to_string(),
+    })
+}
+
+/// One line per error: newlines folded, runs of spaces collapsed.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A study file's error: `FILE: KEY: what; fix`, on one line.
+pub fn bad(source: &str, key: &str, what: &str, fix: &str) -> UsageError {
+    UsageError::Study(one_line(&format!("{source}: {key}: {what}; {fix}")))
+}
+
+impl Study {
+    /// Parses a study file's text; `source` names it in errors. Never panics: every input is a
+    /// study or one line naming the file, the key and the fix.
+    pub fn parse(text: &str, source: &str) -> Result<Study, UsageError> {
+        let study: Study = toml::from_str(text).map_err(|e| {
+            let at = e.span().map(|s| s.start);
+            let line = at.map(|a| text.get(..a).unwrap_or("").matches('\n').count() + 1);
+            let key = at.and_then(|a| key_at(text, a));
+            let message = e.message().to_string();
+            // An unknown key's name is in the message; a value of the wrong type is named by
+            // the key on its line; anything else is TOML syntax, where that key may be wrong.
+            let unknown = message.starts_with("unknown field");
+            let typed = [
+                "invalid type",
+                "invalid value",
+                "invalid length",
+                "data did not match",
+            ]
+            .iter()
+            .any(|p| message.starts_with(p));
+            // The hint of the key itself (`plans.cpu.rounds`: rounds), else of its table.
+            let parts: Vec<&str> = key.as_deref().unwrap_or("").split('.').collect();
+            let top = parts
+                .iter()
+                .rev()
+                .chain(parts.first())
+                .find(|p| !hint(p).starts_with("see "))
+                .map(|p| p.to_string());
+            let fix = if unknown {
+                "remove it or fix its spelling (see workloads/studies/example.toml)"
+            } else if typed {
+                hint(top.as_deref().unwrap_or(""))
+            } else {
+                "fix the TOML syntax there (see workloads/studies/example.toml)"
+            };
+            let place = match (line, key) {
+                (Some(l), Some(k)) if typed => format!("line {l}: {k}"),
+                (Some(l), _) => format!("line {l}"),
+                (None, _) => "not a study file".to_string(),
+            };
+            UsageError::Study(one_line(&format!("{source}: {place}: {message}; {fix}")))
+        })?;
+        study.check(source)?;
+        Ok(study)
+    }
+
+    /// Checks what the types alone cannot: values, names, ranges.
+    fn check(&self, source: &str) -> Result<(), UsageError> {
+        for (key, value) in &self.params {
+            let key = format!("params.{key}");
+            let scalar = |v: &toml::Value| {
+                matches!(
+                    v,
+                    toml::Value::String(_)
+                        | toml::Value::Integer(_)
+                        | toml::Value::Float(_)
+                        | toml::Value::Boolean(_)
+                )
+            };
+            let ok = match value {
+                toml::Value::Array(a) => !a.is_empty() && a.iter().all(scalar),
+                v => scalar(v),
+            };
+            if !ok {
+                return Err(bad(
+                    source,
+                    &key,
+                    "must be a string, number or true/false, or a non-empty list of them",
+                    "e.g. concurrency = 10 or concurrency = [10, 100]",
+                ));
+            }
+            let finite = |v: &toml::Value| !matches!(v, toml::Value::Float(f) if !f.is_finite());
+            let all_finite = match value {
+                toml::Value::Array(a) => a.iter().all(finite),
+                v => finite(v),
+            };
+            if !all_finite {
+                return Err(bad(source, &key, "is not a finite number", "give e.g. 0.5"));
+            }
+        }
+        if let Some(StudyRates::Word(w)) = &self.rates {
+            if w != "auto" {
+                return Err(bad(
+                    source,
+                    "rates",
+                    &format!("'{w}' is not a rate"),
+                    hint("rates"),
+                ));
+            }
+        }
+        if let Some(StudyRates::List(l)) = &self.rates {
+            if l.is_empty() || l.contains(&0) {
+                return Err(bad(
+                    source,
+                    "rates",
+                    "must list rates above 0",
+                    hint("rates"),
+                ));
+            }
+        }
+        let zero_rounds =
+            self.rounds == Some(0) || self.plans.iter().any(|(_, p)| p.rounds == Some(0));
+        if zero_rounds {
+            return Err(bad(
+                source,
+                "rounds",
+                "must be at least 1",
+                "give 3 or more to get an interval",
+            ));
+        }
+        if let Some(m) = self.max_foreign_cores {
+            if !(m.is_finite() && m >= 0.0) {
+                return Err(bad(
+                    source,
+                    "max_foreign_cores",
+                    &format!("{m} is not a number of cores"),
+                    hint("max_foreign_cores"),
+                ));
+            }
+        }
+        if self.scenarios.iter().any(|s| s.trim().is_empty()) {
+            return Err(bad(
+                source,
+                "scenarios",
+                "has an empty name",
+                "see `asynclab list`",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reads and parses a study file.
+    pub fn load(path: &std::path::Path) -> Result<Study, UsageError> {
+        let source = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            UsageError::Study(one_line(&format!(
+                "--study {source}: cannot read it ({e}); give the path of a study file like {EXAMPLE}"
+            )))
+        })?;
+        Study::parse(&text, &source)
+    }
+
+    /// The study as TOML text (what `--dry-run` prints and a user can save as a study file).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        Study::parse(text, "s.toml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_example_parses() {
+        let text = std::fs::read_to_string(EXAMPLE).unwrap();
+        let s = Study::parse(&text, EXAMPLE).unwrap();
+        assert!(!s.scenarios.is_empty());
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_key() {
+        for (text, want) in [
+            ("rounds = \"two\"", "rounds"),
+            ("roundz = 2", "roundz"),
+            ("scenarios = \"io_http\"", "scenarios"),
+            ("[plans.cpu]\nrounds = -1", "plans.cpu.rounds"),
+            ("rates = \"fast\"", "rates"),
+            ("[params]\nn = { a = 1 }", "params.n"),
+            ("max_foreign_cores = nan", "max_foreign_cores"),
+            ("[params]\nn = [1, nan]", "params.n"),
+            ("= = =", "line 1"),
+        ] {
+            let e = err(text);
+            assert!(e.starts_with("s.toml: "), "{text}: {e}");
+            assert!(e.contains(want), "{text}: {e}");
+            assert!(!e.contains('\n'), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn key_at_survives_any_offset() {
+        let text = "a = 1\n[t]\nb = é\n";
+        for at in 0..text.len() + 3 {
+            let _ = key_at(text, at);
+        }
+        assert_eq!(
+            key_at(text, text.find('é').unwrap() + 1).as_deref(),
+            Some("t.b")
+        );
+    }
+}
