@@ -1,4 +1,5 @@
-//! Reads `workloads/catalogue.toml`: scenarios, variants and parameter matrices, as data.
+//! Reads `workloads/catalogue.toml` (and a user's own catalogues, `--catalogue FILE`):
+//! scenarios, variants and parameter matrices, as data.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,7 +27,8 @@ pub enum Service {
 pub struct Scenario {
     /// Name used with `--scenario`.
     pub name: String,
-    /// Script file in the workloads folder.
+    /// Script file, relative to the catalogue's folder (a user catalogue's scripts are made
+    /// absolute when it is added to the built-in one, see [`Catalogue::load_with`]).
     pub script: String,
     /// One line saying what is measured.
     pub title: String,
@@ -82,6 +84,26 @@ pub struct Scenario {
     /// checksum): a variant that computes something else is caught, not ranked.
     #[serde(default)]
     pub agree: Vec<String>,
+    /// Extra packages the script needs beyond the lab's pinned requirements, as uv/pip
+    /// requirement strings (`"pkg==1.2"`); `asynclab envs` and `run` install them.
+    #[serde(default)]
+    pub requirements: Vec<String>,
+    /// The user catalogue file the scenario came from; `None` for the built-in catalogue.
+    #[serde(skip)]
+    pub catalogue: Option<PathBuf>,
+}
+
+/// The longest per-run time limit a catalogue may ask for: a week.
+const MAX_TIMEOUT_S: f64 = 7.0 * 24.0 * 3600.0;
+
+/// Whether `name` can name a scenario (and its script's module): a letter or `_`, then
+/// letters, digits or `_`.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn default_decide_by() -> String {
@@ -117,13 +139,95 @@ impl Catalogue {
         Self::parse(&text, dir).with_context(|| format!("in {}", path.display()))
     }
 
+    /// The built-in catalogue of `workloads` plus each user catalogue in `extra` (in order),
+    /// whose scripts are resolved relative to that file's folder. A user scenario may not take
+    /// a name already in use, nor a script whose module name the workloads folder already has
+    /// (the worker imports scripts by file name beside `harness`).
+    pub fn load_with(workloads: &Path, extra: &[PathBuf]) -> anyhow::Result<Catalogue> {
+        let mut cat = Self::load(workloads)?;
+        let modules = python_modules(workloads);
+        for file in extra {
+            let user = Self::load_user(file)?;
+            for mut s in user.scenarios {
+                if let Some(clash) = cat.scenarios.iter().find(|b| b.name == s.name) {
+                    let other = match &clash.catalogue {
+                        None => "a built-in scenario".to_string(),
+                        Some(f) => format!("a scenario in {}", f.display()),
+                    };
+                    anyhow::bail!(
+                        "--catalogue {}: scenario '{}' has the name of {other}; rename it there",
+                        file.display(),
+                        s.name
+                    );
+                }
+                let script = user.dir.join(&s.script);
+                let stem = script
+                    .file_stem()
+                    .map(|m| m.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if modules.contains(&stem) {
+                    anyhow::bail!(
+                        "--catalogue {}: scenario '{}': script {} has the module name of {}/{stem}.py, which the worker imports too; rename the script",
+                        file.display(),
+                        s.name,
+                        s.script,
+                        workloads.display()
+                    );
+                }
+                s.script = script.display().to_string();
+                s.catalogue = Some(file.clone());
+                cat.scenarios.push(s);
+            }
+        }
+        Ok(cat)
+    }
+
+    /// Reads a user catalogue file (`--catalogue FILE`); errors name the file.
+    fn load_user(file: &Path) -> anyhow::Result<Catalogue> {
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            anyhow::anyhow!(
+                "--catalogue {}: cannot read it ({e}); give the path of a catalogue.toml (`asynclab new-scenario` writes one)",
+                file.display()
+            )
+        })?;
+        let dir = std::path::absolute(file.parent().unwrap_or(Path::new(".")))?;
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        Self::parse(&text, &dir).with_context(|| format!("--catalogue {}", file.display()))
+    }
+
     /// Parses catalogue text; `dir` is where scripts live.
     pub fn parse(text: &str, dir: &Path) -> anyhow::Result<Catalogue> {
         let mut cat: Catalogue = toml::from_str(text).map_err(|e| {
             anyhow::anyhow!("malformed catalogue: {}", e.to_string().replace('\n', " "))
         })?;
         cat.dir = dir.to_path_buf();
+        let mut seen = std::collections::BTreeSet::new();
         for s in &cat.scenarios {
+            if !is_identifier(&s.name) {
+                anyhow::bail!(
+                    "scenario name {:?} is not an identifier: use letters, digits and _ (not first a digit)",
+                    s.name
+                );
+            }
+            if !seen.insert(s.name.as_str()) {
+                anyhow::bail!("scenario {} is listed twice; rename one", s.name);
+            }
+            if !(s.timeout_s.is_finite() && s.timeout_s > 0.0 && s.timeout_s <= MAX_TIMEOUT_S) {
+                anyhow::bail!(
+                    "scenario {}: timeout_s must be a number of seconds above 0 and at most {MAX_TIMEOUT_S}",
+                    s.name
+                );
+            }
+            if let Some(bad) = s.requirements.iter().find(|r| !is_requirement(r)) {
+                anyhow::bail!(
+                    "scenario {}: requirement {bad:?} is not a package requirement; write one like \"pkg==1.2\" (a package name first, no options)",
+                    s.name
+                );
+            }
             if s.variants.is_empty() {
                 anyhow::bail!("scenario {} lists no variants", s.name);
             }
@@ -179,6 +283,28 @@ impl Catalogue {
     pub fn names(&self) -> Vec<String> {
         self.scenarios.iter().map(|s| s.name.clone()).collect()
     }
+}
+
+/// Whether `req` looks like one requirement for uv/pip: a package name first (not an option
+/// such as `-r file` or `--index-url`, which would change what the lab installs), on one line.
+fn is_requirement(req: &str) -> bool {
+    req.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
+        && !req.chars().any(char::is_control)
+}
+
+/// Module names of the Python files in the workloads folder (`harness`, `openloop`, ...).
+fn python_modules(workloads: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(workloads) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "py"))
+        .filter_map(|p| Some(p.file_stem()?.to_string_lossy().into_owned()))
+        .collect()
 }
 
 impl Scenario {

@@ -16,10 +16,13 @@
 //! | `compare.rs`    | `asynclab compare`       |
 //! | `adr.rs`        | `asynclab adr`           |
 //! | `export.rs`     | `asynclab export pyperf` |
+//! | `new_scenario.rs`| `asynclab new-scenario` |
 
 use std::path::PathBuf;
 
 use clap::Args;
+
+use crate::catalogue::Catalogue;
 
 pub mod adr;
 pub mod compare;
@@ -30,6 +33,7 @@ pub mod envs;
 pub mod export;
 pub mod list;
 pub mod mock_server;
+pub mod new_scenario;
 pub mod report;
 pub mod rerun;
 pub mod run;
@@ -41,4 +45,15 @@ pub struct CommonArgs {
     /// Folder with catalogue.toml, harness.py and the scripts.
     #[arg(long, default_value = "workloads")]
     pub workloads: PathBuf,
+    /// A catalogue of your own scenarios to add to the built-in one (scripts relative to that
+    /// file's folder); repeat for several. `asynclab new-scenario` writes one to start from.
+    #[arg(long = "catalogue", value_name = "FILE")]
+    pub catalogues: Vec<PathBuf>,
+}
+
+impl CommonArgs {
+    /// The built-in catalogue plus every `--catalogue FILE`.
+    pub fn catalogue(&self) -> anyhow::Result<Catalogue> {
+        Catalogue::load_with(&self.workloads, &self.catalogues)
+    }
 }

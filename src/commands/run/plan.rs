@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::placement::Placement;
 use super::RunArgs;
-use crate::catalogue::{Catalogue, Scenario, Service};
+use crate::catalogue::{Scenario, Service};
 use crate::commands::envs::prepare_pythons;
 use crate::error::UsageError;
 use crate::python::PythonEnv;
@@ -56,7 +56,7 @@ impl RunPlan {
 /// Checks the flags, reads the catalogue, prepares the interpreters and expands the matrices.
 pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
     let workloads = &args.env.common.workloads;
-    let cat = Catalogue::load(workloads)?;
+    let cat = args.env.common.catalogue()?;
     let names: Vec<String> = if args.scenario.iter().any(|s| s == "all") {
         cat.names()
     } else {
@@ -110,7 +110,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
             harness.display()
         );
     }
-    let pythons = prepare_pythons(&args.env)?;
+    let pythons = prepare_pythons(&args.env, &scenarios)?;
     let placement = Placement::decide(
         args.placement(),
         &crate::runner::affinity::allowed_cpus(),
