@@ -1,5 +1,5 @@
-//! `asynclab envs`: finds the interpreters and builds (or reuses) their environments; `run`
-//! prepares its interpreters the same way.
+//! `asynclab envs`: finds the interpreters and builds (or reuses) their environments, with
+//! the scenarios' own `requirements`; `run` prepares its interpreters the same way.
 
 use std::path::PathBuf;
 
@@ -7,6 +7,8 @@ use anyhow::Context;
 use clap::Args;
 
 use super::CommonArgs;
+use crate::catalogue::Scenario;
+use crate::python::scenario_requirements::{self, ScenarioRequirement};
 use crate::python::{self, PythonEnv};
 
 /// `asynclab envs`.
@@ -23,9 +25,12 @@ pub struct EnvArgs {
     pub venvs: PathBuf,
 }
 
-/// Prepares every interpreter and prints where each environment is.
+/// Prepares every interpreter, with every catalogued scenario's requirements, and prints
+/// where each environment is.
 pub fn execute(args: &EnvArgs) -> anyhow::Result<i32> {
-    for env in prepare_pythons(args)? {
+    let cat = args.common.catalogue()?;
+    let scenarios: Vec<&Scenario> = cat.scenarios.iter().collect();
+    for env in prepare_pythons(args, &scenarios)? {
         println!("Python {} ready: {}", env.version, env.exe.display());
     }
     Ok(0)
@@ -40,8 +45,29 @@ fn default_pythons() -> Vec<String> {
     }
 }
 
-/// Finds each interpreter and builds or reuses its environment.
-pub fn prepare_pythons(args: &EnvArgs) -> anyhow::Result<Vec<PythonEnv>> {
+/// The requirements `scenarios` name, in catalogue order.
+fn requirements_of(scenarios: &[&Scenario]) -> Vec<ScenarioRequirement> {
+    let mut out = Vec::new();
+    for s in scenarios {
+        let catalogue = match &s.catalogue {
+            Some(f) => f.display().to_string(),
+            None => "the built-in catalogue".into(),
+        };
+        for r in &s.requirements {
+            out.push(ScenarioRequirement {
+                scenario: s.name.clone(),
+                catalogue: catalogue.clone(),
+                requirement: r.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Finds each interpreter and builds or reuses its environment, then installs what
+/// `scenarios` require beyond the pinned base (once: the environment records it).
+pub fn prepare_pythons(args: &EnvArgs, scenarios: &[&Scenario]) -> anyhow::Result<Vec<PythonEnv>> {
+    let wanted = requirements_of(scenarios);
     let specs = if args.python.is_empty() {
         default_pythons()
     } else {
@@ -59,6 +85,8 @@ pub fn prepare_pythons(args: &EnvArgs) -> anyhow::Result<Vec<PythonEnv>> {
             python::find_interpreter(&spec)?
         };
         let env = python::prepare_env(&interp, &args.common.workloads, &args.venvs)?;
+        let base = python::requirements_for(&args.common.workloads, &env.version);
+        scenario_requirements::install(&env, &base, &args.venvs, &wanted)?;
         if !envs.iter().any(|e: &PythonEnv| e.version == env.version) {
             envs.push(env);
         }

@@ -1,6 +1,7 @@
 //! Python interpreters and the per-interpreter environments the workloads run in.
 
 mod discover;
+pub mod scenario_requirements;
 mod venv;
 
 pub use discover::{find_interpreter, Interpreter};
@@ -25,4 +26,12 @@ impl PythonEnv {
             exe: PathBuf::from("/nonexistent/python"),
         }
     }
+}
+
+/// Whether `name` is a top-level module of Python's standard library (3.10 to 3.13).
+pub fn is_stdlib_module(name: &str) -> bool {
+    include_str!("stdlib_modules.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .any(|l| l == name)
 }

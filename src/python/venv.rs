@@ -19,7 +19,7 @@ pub fn requirements_for(workloads: &Path, version: &str) -> PathBuf {
 }
 
 /// `uv` on PATH, or the one `make tools` installs under the environments folder.
-fn find_uv(venvs: &Path) -> Option<PathBuf> {
+pub(super) fn find_uv(venvs: &Path) -> Option<PathBuf> {
     let local = venvs.join(".tools/bin/uv");
     if local.is_file() {
         return Some(local);
