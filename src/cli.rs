@@ -57,4 +57,7 @@ pub enum Command {
     Adr(AdrArgs),
     /// Write a run in another tool's format (`export pyperf DIR`: a pyperf suite).
     Export(ExportArgs),
+    /// Write a workload of your own to start from: DIR/NAME.py (sync, threads, asyncio and
+    /// multiprocessing variants of one operation) and its entry in DIR/catalogue.toml.
+    NewScenario(crate::commands::new_scenario::NewScenarioArgs),
 }

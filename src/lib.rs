@@ -64,5 +64,6 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
         Command::Compare(a) => commands::compare::execute(&a),
         Command::Adr(a) => commands::adr::execute(&a),
         Command::Export(a) => commands::export::execute(&a),
+        Command::NewScenario(a) => commands::new_scenario::execute(&a),
     }
 }
