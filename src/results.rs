@@ -17,6 +17,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The oldest `schema_version` this build still reads (every one up to [`SCHEMA_VERSION`]).
 pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
+/// What a rejected results document's error line suggests.
+const LOAD_FIX: &str = "give a results folder written by `asynclab run` (or its results.json)";
+
 /// The results.json of `dir_or_file`: `DIR/results.json` for a folder, else the path itself.
 pub fn json_path(dir_or_file: &Path) -> PathBuf {
     if dir_or_file.is_dir() {
@@ -34,10 +37,16 @@ impl Results {
     pub fn load(dir_or_file: &Path) -> anyhow::Result<Results> {
         let file = json_path(dir_or_file);
         let shown = file.display();
-        let fix = "give a results folder written by `asynclab run` (or its results.json)";
         let text = std::fs::read_to_string(&file)
-            .map_err(|e| anyhow::anyhow!("cannot read {shown}: {e}; {fix}"))?;
-        let doc: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("cannot read {shown}: {e}; {LOAD_FIX}"))?;
+        Self::parse(&text, &shown.to_string())
+    }
+
+    /// Parses the text of a results document; `shown` names it in the errors, which are one
+    /// line each, as [`Results::load`]'s.
+    pub fn parse(text: &str, shown: &str) -> anyhow::Result<Results> {
+        let fix = LOAD_FIX;
+        let doc: serde_json::Value = serde_json::from_str(text)
             .map_err(|e| anyhow::anyhow!("{shown} is not JSON ({e}); {fix}"))?;
         let version = doc
             .get("schema_version")
@@ -55,7 +64,7 @@ impl Results {
                 "{shown} has schema_version {version}, older than any asynclab wrote; {fix}"
             );
         }
-        serde_json::from_str(&text).map_err(|e| {
+        serde_json::from_str(text).map_err(|e| {
             anyhow::anyhow!("{shown} is not a results document of schema {version} ({e}); {fix}")
         })
     }
