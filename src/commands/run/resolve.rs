@@ -135,7 +135,10 @@ fn check_names(
 /// fills the rest (parameters key by key: a `--param` replaces the study's value of that
 /// key; `--quick` and `--strict` only turn on). `source` names the study in errors.
 pub fn apply(study: &Study, source: &str, cli: &RunArgs) -> Result<RunArgs, UsageError> {
-    let cat = Catalogue::load(&cli.env.common.workloads)
+    let cat = cli
+        .env
+        .common
+        .catalogue()
         .map_err(|e| UsageError::Study(one_line(&format!("{source}: {e:#}"))))?;
     let mut args = cli.clone();
     if args.scenario.is_empty() {
