@@ -137,10 +137,8 @@ fn kernel_threads_cpu_s() -> f64 {
     if !kthreadd {
         return 0.0;
     }
-    sampler::tree(2)
-        .iter()
-        .map(|p| sampler::process_cpu_s(*p))
-        .sum()
+    // Short slices, like PostgreSQL's backends: the scheduler's runtime, not utime + stime.
+    sampler::tree_runtime_s(2)
 }
 
 /// CPU seconds of the lab's own processes: the driver (its services run as its threads) and
@@ -150,7 +148,7 @@ fn lab_cpu_s(services: &[i32]) -> f64 {
     driver
         + services
             .iter()
-            .map(|p| sampler::tree_cpu_s(*p))
+            .map(|p| sampler::tree_runtime_s(*p))
             .sum::<f64>()
 }
 
