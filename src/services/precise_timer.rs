@@ -1,5 +1,5 @@
-//! Sleeps that end within tens of microseconds of their deadline, for the mock server's delays
-//! and the delay line's release times.
+//! Sleeps that end a fraction of a millisecond after their deadline (0.1–0.3 ms on the 2-core
+//! VM, `make bench` measures it), for the mock server's delays and the delay line's releases.
 //!
 //! tokio's timer wheel rounds every deadline up to its next 1 ms tick, and the runtime's
 //! `epoll_wait` timeout is whole milliseconds again, so `tokio::time::sleep(100 ms)` ends 0–2 ms
@@ -113,7 +113,7 @@ pub struct PreciseSleep {
     registered: Option<Waker>,
 }
 
-/// Sleeps until `deadline`, ending within tens of microseconds of it.
+/// Sleeps until `deadline`, ending a fraction of a millisecond after it.
 pub fn sleep_until(deadline: Instant) -> PreciseSleep {
     PreciseSleep {
         deadline,
@@ -121,7 +121,7 @@ pub fn sleep_until(deadline: Instant) -> PreciseSleep {
     }
 }
 
-/// Sleeps for `d`, ending within tens of microseconds of it.
+/// Sleeps for `d`, ending a fraction of a millisecond after it.
 pub fn sleep(d: Duration) -> PreciseSleep {
     sleep_until(Instant::now() + d)
 }
