@@ -9,10 +9,10 @@ fn differs(what: &str, base: &str, new: &str, why: &str) -> String {
     format!("{what}: BASE {base}, NEW {new} ({why})")
 }
 
-/// `0,1`, or "unpinned" for an empty CPU list.
+/// `0,1`, or "not given" for an empty `--cpus` list (the placement may still pin workers).
 fn cpus(list: &[usize]) -> String {
     if list.is_empty() {
-        return "unpinned".into();
+        return "not given".into();
     }
     list.iter()
         .map(|c| c.to_string())
@@ -102,7 +102,7 @@ pub fn differences(base: &Results, new: &Results) -> Vec<String> {
     }
     if base.method.cpus != new.method.cpus {
         out.push(differs(
-            "placement (method.cpus) differs",
+            "worker pinning (--cpus, method.cpus) differs",
             &cpus(&base.method.cpus),
             &cpus(&new.method.cpus),
             "pinning changes contention between workers and services",
@@ -160,7 +160,7 @@ mod tests {
         assert!(d.iter().any(|l| l.starts_with("PostgreSQL backend")));
         assert!(d
             .iter()
-            .any(|l| l.contains("placement (method.cpus) differs: BASE unpinned, NEW 1")));
+            .any(|l| l.contains("worker pinning (--cpus, method.cpus) differs: BASE not given, NEW 1")));
         assert!(d
             .iter()
             .any(|l| l.starts_with("interpreter build of Python")));
