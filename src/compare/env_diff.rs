@@ -160,7 +160,8 @@ mod tests {
         assert!(d.iter().any(|l| l.starts_with("PostgreSQL backend")));
         assert!(d
             .iter()
-            .any(|l| l.contains("worker pinning (--cpus, method.cpus) differs: BASE not given, NEW 1")));
+            .any(|l| l
+                .contains("worker pinning (--cpus, method.cpus) differs: BASE not given, NEW 1")));
         assert!(d
             .iter()
             .any(|l| l.starts_with("interpreter build of Python")));
