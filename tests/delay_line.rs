@@ -106,11 +106,13 @@ fn uniform_jitter_spreads_round_trips_over_its_range() {
         quantile(&trips, 0.99),
     );
     assert!(trips[0] >= 10.0, "fastest {:.3}", trips[0]);
-    // The sum of two uniforms is triangular on [10, 14]: 1% below 10.57, 1% above 13.43.
-    // Sampling error on 300 draws and the machine's own latency widen each bound by 0.4 ms.
-    assert!(p01 < 11.0, "p1 {p01:.3}: no spread below");
-    assert!((11.6..=12.6).contains(&p50), "p50 {p50:.3}");
-    assert!((13.0..=14.9).contains(&p99), "p99 {p99:.3}");
+    // The sum of two uniforms is triangular on [10, 14]: median 12, 1% below 10.57, 1% above
+    // 13.43. Each bound allows the line's own overshoot (up to 0.5 ms, as in the accuracy test)
+    // and sampling error on 300 draws (0.4 ms at the median, 0.9 ms at the tails).
+    assert!((11.6..=12.9).contains(&p50), "p50 {p50:.3}");
+    assert!((13.0..=15.4).contains(&p99), "p99 {p99:.3}");
+    // Spread, not a shift: without jitter p1 and p99 lie within a few tenths of a ms.
+    assert!(p99 - p01 >= 2.0, "p1 {p01:.3} to p99 {p99:.3}: no spread");
 }
 
 #[test]
