@@ -1,9 +1,12 @@
 //! Tests of the delay line (src/services/delay_line.rs) in front of the echo server: the round
-//! trip it adds is what was asked (within 0.5 ms or 5% at the median), jitter has its shape, a thousand
-//! concurrent connections lose and reorder nothing, and dropping it closes everything.
+//! trip it adds is the one asked (never less, and not a multiple or a fraction of it), jitter has
+//! its shape, a thousand concurrent connections lose and reorder nothing, and dropping it closes
+//! everything.
 //!
-//! Accuracy is judged on medians and wide quantiles of many round trips, which a busy machine
-//! moves little; the tight overshoot targets at p99 are `make bench`'s (self-check), not here.
+//! These bounds catch wrong delays (doubled, one direction only, wrong units), not timer
+//! precision: CI shares its cores with the build and the other tests, and saw a 5 ms line's
+//! median 0.63 ms over. The accuracy targets (0.2 ms or 5% across 0.5-50 ms, mock p99 overshoot
+//! 0.5 ms at 1,000 concurrent) are `make bench`'s self-check, run alone.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
@@ -68,12 +71,11 @@ fn the_added_round_trip_is_what_was_asked_from_1_to_50_ms() {
         let line = DelayLine::start(any_port(), echo.addr(), spec).unwrap();
         let trips = round_trips_ms(line.addr(), n);
         let p50 = quantile(&trips, 0.5);
-        // Never less than asked (a delay line does not deliver early), and at most 0.5 ms or 5%
-        // over it, whichever is larger, beyond the direct loopback round trip. A round trip
-        // through it takes two timed releases, each a timer wake-up and a runtime wake-up
-        // (0.1-0.3 ms together on the 2-core VM, quiet); the tighter 0.2 ms target at p99 is
-        // `make bench`'s, which reports it rather than failing a test on a busy machine.
-        let slack = (0.5f64).max(rtt_ms * 0.05);
+        // Never less than asked (a delay line does not deliver early), and beyond the direct
+        // loopback round trip at most 2 ms or 20% over it, whichever is larger: far under what a
+        // doubled delay would add, far over a busy machine's wake-up lateness (0.1-0.3 ms quiet,
+        // 0.63 ms seen under CI's load). The precise bound is `make bench`'s.
+        let slack = (2.0f64).max(rtt_ms * 0.2);
         assert!(
             trips[0] >= rtt_ms,
             "{rtt_ms} ms: fastest {:.3} ms",
@@ -107,10 +109,13 @@ fn uniform_jitter_spreads_round_trips_over_its_range() {
     );
     assert!(trips[0] >= 10.0, "fastest {:.3}", trips[0]);
     // The sum of two uniforms is triangular on [10, 14]: median 12, 1% below 10.57, 1% above
-    // 13.43. Each bound allows the line's own overshoot (up to 0.5 ms, as in the accuracy test)
-    // and sampling error on 300 draws (0.4 ms at the median, 0.9 ms at the tails).
-    assert!((11.6..=12.9).contains(&p50), "p50 {p50:.3}");
-    assert!((13.0..=15.4).contains(&p99), "p99 {p99:.3}");
+    // 13.43. Jitter on one direction only would put the median at 11 and the p1-p99 spread
+    // under 2 ms; the bounds allow sampling error on 300 draws (0.4 ms at the median, 0.9 ms at
+    // the tails) and up to 1.5 ms of a busy machine's lateness at p1 and p50. The upper tail has
+    // only a floor: lateness gathers there (p99 16.8 ms with two spinning processes beside it).
+    assert!((10.0..=12.0).contains(&p01), "p1 {p01:.3}");
+    assert!((11.5..=13.5).contains(&p50), "p50 {p50:.3}");
+    assert!(p99 >= 13.0, "p99 {p99:.3}");
     // Spread, not a shift: without jitter p1 and p99 lie within a few tenths of a ms.
     assert!(p99 - p01 >= 2.0, "p1 {p01:.3} to p99 {p99:.3}: no spread");
 }
