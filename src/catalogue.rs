@@ -21,6 +21,60 @@ pub enum Service {
     Echo,
 }
 
+impl Service {
+    /// Its name in the catalogue: `http`, `postgres`, `echo`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Service::Http => "http",
+            Service::Postgres => "postgres",
+            Service::Echo => "echo",
+        }
+    }
+}
+
+/// Parameters every scenario with a service has without declaring them: the round trip (ms)
+/// a delay line adds between the workers and the services, and its uniform jitter (ms per
+/// direction). The driver applies them; scripts only see the services' addresses, which then
+/// point through the line. 0 (or absent) means no delay line at all.
+pub const NETWORK_PARAMS: [&str; 2] = ["rtt_ms", "jitter_ms"];
+
+/// `rtt_ms` and `jitter_ms`, where a scenario sets them: numbers of ms from 0 to 10,000 (or
+/// lists of them), and only in a scenario that has a service to put the delay line before.
+fn check_network_params(s: &Scenario) -> anyhow::Result<()> {
+    let tables = std::iter::once(&s.params)
+        .chain(s.variant_params.values())
+        .chain(std::iter::once(&s.quick));
+    for table in tables {
+        for key in NETWORK_PARAMS {
+            let Some(v) = table.get(key) else { continue };
+            if !s.has_network() {
+                anyhow::bail!(
+                    "scenario {}: {key} needs a service to delay; add services = [...] or remove {key}",
+                    s.name
+                );
+            }
+            let values = match v {
+                toml::Value::Array(a) => a.clone(),
+                one => vec![one.clone()],
+            };
+            let ms = |v: &toml::Value| match v {
+                toml::Value::Integer(i) => Some(*i as f64),
+                toml::Value::Float(f) => Some(*f),
+                _ => None,
+            };
+            if let Some(bad) = values.iter().find(|v| {
+                !ms(v).is_some_and(|ms| ms.is_finite() && (0.0..=10_000.0).contains(&ms))
+            }) {
+                anyhow::bail!(
+                    "scenario {}: {key} = {bad} is not a number of milliseconds from 0 to 10000",
+                    s.name
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One scenario: a script and its variants.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -256,6 +310,7 @@ impl Catalogue {
                     );
                 }
             }
+            check_network_params(s)?;
             if !dir.join(&s.script).is_file() {
                 anyhow::bail!(
                     "scenario {}: script {} not found in {}",
@@ -345,16 +400,27 @@ impl Scenario {
         for vp in self.variant_params.values() {
             names.extend(vp.keys().cloned());
         }
+        if self.has_network() {
+            names.extend(NETWORK_PARAMS.iter().map(|k| k.to_string()));
+        }
         names.sort();
         names.dedup();
         names
     }
 
-    /// A parameter's default value somewhere in the catalogue, to type-check overrides.
+    /// A parameter's default value somewhere in the catalogue, to type-check overrides; the
+    /// network parameters ([`NETWORK_PARAMS`]) exist in every scenario that has a service.
     pub fn param_example(&self, key: &str) -> Option<&toml::Value> {
+        static NO_DELAY: toml::Value = toml::Value::Float(0.0);
         self.params
             .get(key)
             .or_else(|| self.variant_params.values().find_map(|vp| vp.get(key)))
+            .or_else(|| (self.has_network() && NETWORK_PARAMS.contains(&key)).then_some(&NO_DELAY))
+    }
+
+    /// Whether the scenario talks to a service, so that `rtt_ms` and `jitter_ms` apply.
+    pub fn has_network(&self) -> bool {
+        !self.services.is_empty()
     }
 }
 

@@ -157,6 +157,22 @@ pub struct Method {
     /// absent in documents from before interference was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interference: Option<InterferencePolicy>,
+    /// The delay lines put between workers and services (cells with `rtt_ms` or `jitter_ms`
+    /// above 0); empty when every cell talked to its services directly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delay_lines: Vec<DelayLineRecord>,
+}
+
+/// One delay line a run started: a TCP proxy in front of one service
+/// (src/services/delay_line.rs), released on a sub-millisecond timer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DelayLineRecord {
+    /// The service behind it: `http`, `postgres` or `echo`.
+    pub service: String,
+    /// Round trip it adds, ms (half each way).
+    pub rtt_ms: f64,
+    /// Uniform jitter per direction, ms: each chunk waits U[0, 2 × jitter_ms] more.
+    pub jitter_ms: f64,
 }
 
 /// Where the lab's processes ran: the CPUs of the services and the driver, and of the workers.

@@ -1,12 +1,14 @@
 """Database scenario: concurrent point selects on asynclab.items, ORM and raw, sync vs async.
 
-Every variant runs the same `queries` point selects (query i fetches id (i * 7919) % 100000 + 1)
-with `concurrency` workers that each pull the next query index from one shared counter, over
-exactly `pool_size` connections (0: as many as workers), all opened and warmed in setup. A worker
-borrows a connection per query; the latency clock starts once it holds one (the actual send).
+Every variant runs the same `queries` requests with `concurrency` workers that each pull the
+next request index from one shared counter, over exactly `pool_size` connections (0: as many as
+workers), all opened and warmed in setup. A request is `queries_per_request` (k) point selects
+run one after another on one borrowed connection, as a service's handler would: request i
+fetches ids (j * 7919) % 100000 + 1 for j in i*k .. i*k+k-1. The latency clock starts once the
+worker holds the connection (the first send) and stops at the last row.
 Every variant does one round trip per query: raw connections run in autocommit, the ORM engines
 use isolation_level AUTOCOMMIT (no BEGIN/ROLLBACK pair), and asyncpg's pool skips its reset query.
-`extra` has `rows` and `checksum` (sum of `value`), identical across variants. The
+`extra` has `rows` and `checksum` (sum of `value`) over every query, identical across variants. The
 multiprocessing variant is psycopg2_threads in min(concurrency, pool_size, CPUs) processes, each
 with its share of the threads and connections.
 
@@ -29,6 +31,7 @@ import openloop
 
 PARAMS = {
     "queries": 4000,
+    "queries_per_request": 1,
     "concurrency": 10,
     "pool_size": 0,
     "timeout_s": 30.0,
@@ -67,15 +70,26 @@ class PointSelects(harness.Scenario):
         super().__init__(params, services)
         self.count, self.concurrency = int(params["queries"]), int(params["concurrency"])
         self.conns = int(params["pool_size"]) or self.concurrency
-        if self.count < 0 or self.concurrency < 1 or self.conns < 1:
-            raise ValueError(f"need queries >= 0, concurrency >= 1, pool_size >= 0; got {params}")
+        self.per_request = int(params["queries_per_request"])
+        if self.count < 0 or self.concurrency < 1 or self.conns < 1 or self.per_request < 1:
+            raise ValueError(
+                "need queries >= 0, queries_per_request >= 1, concurrency >= 1, pool_size >= 0;"
+                f" got {params}"
+            )
         self.timeout = params["timeout_s"]
         self.urls = dbutil.urls(services["database_url"])
 
-    def op(self, index: int) -> tuple[int, int | None]:
-        return self.select(dbutil.item_id(index))
+    def ids(self, index: int) -> list[int]:
+        """The ids request `index` fetches, in order."""
+        k = self.per_request
+        return [dbutil.item_id(index * k + j) for j in range(k)]
 
-    def select(self, id_: int) -> tuple[int, int | None]:
+    def op(self, index: int) -> tuple[int, list]:
+        return self.select(self.ids(index))
+
+    def select(self, ids: list[int]) -> tuple[int, list]:
+        """Runs the point selects of `ids` on one connection: (elapsed ns, each row's value or
+        None for no row)."""
         raise NotImplementedError
 
     def engine_options(self) -> dict:
@@ -88,7 +102,7 @@ class PointSelects(harness.Scenario):
         }
 
     def extra(self, payloads: list, model: harness.Model) -> dict:
-        values = [v for v in payloads if v is not None]
+        values = [v for p in payloads if p is not None for v in p if v is not None]
         extra = {"rows": len(values), "checksum": sum(values), "connections": self.conns}
         if isinstance(model, harness.ProcessPool):
             return {**extra, "workers": model.workers, "processes": model.processes}
@@ -110,17 +124,20 @@ class RawConnections(PointSelects):
     def connect(self, n: int) -> list:
         raise NotImplementedError
 
-    def select(self, id_: int) -> tuple[int, int | None]:
+    def select(self, ids: list[int]) -> tuple[int, list]:
         conn = self.free.get(timeout=self.timeout)
+        values = []
         try:
             start = harness.now()
             with conn.cursor() as cur:
-                cur.execute(dbutil.ITEM_SQL, (id_,))
-                row = cur.fetchone()
+                for id_ in ids:
+                    cur.execute(dbutil.ITEM_SQL, (id_,))
+                    row = cur.fetchone()
+                    values.append(None if row is None else row[2])
             elapsed = harness.now() - start
         finally:
             self.free.put(conn)
-        return elapsed, None if row is None else row[2]
+        return elapsed, values
 
     def close(self) -> None:
         dbutil.close_all(self.all)
@@ -142,16 +159,12 @@ class Psycopg3(RawConnections):
     def connect(self, n: int) -> list:
         import psycopg
 
-        conns = []
-        try:
-            for _ in range(n):
-                conn = psycopg.connect(self.urls.libpq, autocommit=True)
-                conns.append(conn)
-                conn.execute(dbutil.ITEM_SQL, (1,)).fetchone()
-        except BaseException:
-            dbutil.close_all(conns)
-            raise
-        return conns
+        def connect():
+            conn = psycopg.connect(self.urls.libpq, autocommit=True)
+            conn.execute(dbutil.ITEM_SQL, (1,)).fetchone()
+            return conn
+
+        return dbutil.open_concurrently(connect, n)
 
 
 class SqlalchemySync(PointSelects):
@@ -172,13 +185,13 @@ class SqlalchemySync(PointSelects):
             for conn in held:
                 conn.close()
 
-    def select(self, id_: int) -> tuple[int, int | None]:
+    def select(self, ids: list[int]) -> tuple[int, list]:
         with self.Session(self.engine) as session:
             session.connection()  # check a connection out of the pool before the clock starts
             start = harness.now()
-            item = session.get(self.Item, id_)
-            value = None if item is None else item.value
-            return harness.now() - start, value
+            items = [session.get(self.Item, id_) for id_ in ids]
+            values = [None if item is None else item.value for item in items]
+            return harness.now() - start, values
 
     def close(self) -> None:
         self.engine.dispose()
@@ -188,8 +201,8 @@ class SqlalchemySync(PointSelects):
 
 
 class AsyncPointSelects(PointSelects):
-    async def op(self, index: int) -> tuple[int, int | None]:
-        return await self.select(dbutil.item_id(index))
+    async def op(self, index: int) -> tuple[int, list]:
+        return await self.select(self.ids(index))
 
 
 class Asyncpg(AsyncPointSelects):
@@ -198,12 +211,12 @@ class Asyncpg(AsyncPointSelects):
     async def open(self, part: int = 0, parts: int = 1) -> None:
         self.pool = await dbutil.asyncpg_pool(self.urls.asyncpg, self.conns, self.timeout)
 
-    async def select(self, id_: int) -> tuple[int, int | None]:
+    async def select(self, ids: list[int]) -> tuple[int, list]:
         async with self.pool.acquire(timeout=self.timeout) as conn:
             start = harness.now()
-            row = await conn.fetchrow(dbutil.ITEM_SQL_DOLLAR, id_)
+            rows = [await conn.fetchrow(dbutil.ITEM_SQL_DOLLAR, id_) for id_ in ids]
             elapsed = harness.now() - start
-        return elapsed, None if row is None else row[2]
+        return elapsed, [None if row is None else row[2] for row in rows]
 
     async def close(self) -> None:
         await self.pool.close()
@@ -215,24 +228,34 @@ class Psycopg3Async(AsyncPointSelects):
     async def open(self, part: int = 0, parts: int = 1) -> None:
         import psycopg
 
-        self.free: asyncio.Queue = asyncio.Queue()
-        self.all = []
-        for _ in range(self.conns):
+        async def connect():
             conn = await psycopg.AsyncConnection.connect(self.urls.libpq, autocommit=True)
-            self.all.append(conn)
             await (await conn.execute(dbutil.ITEM_SQL, (1,))).fetchone()
+            return conn
+
+        self.free: asyncio.Queue = asyncio.Queue()
+        made = await asyncio.gather(*(connect() for _ in range(self.conns)), return_exceptions=True)
+        self.all = [c for c in made if not isinstance(c, BaseException)]
+        failed = [c for c in made if isinstance(c, BaseException)]
+        if failed:
+            await self.close()
+            raise failed[0]
+        for conn in self.all:
             self.free.put_nowait(conn)
 
-    async def select(self, id_: int) -> tuple[int, int | None]:
+    async def select(self, ids: list[int]) -> tuple[int, list]:
         conn = await asyncio.wait_for(self.free.get(), self.timeout)
+        values = []
         try:
             start = harness.now()
-            cur = await conn.execute(dbutil.ITEM_SQL, (id_,))
-            row = await cur.fetchone()
+            for id_ in ids:
+                cur = await conn.execute(dbutil.ITEM_SQL, (id_,))
+                row = await cur.fetchone()
+                values.append(None if row is None else row[2])
             elapsed = harness.now() - start
         finally:
             self.free.put_nowait(conn)
-        return elapsed, None if row is None else row[2]
+        return elapsed, values
 
     async def close(self) -> None:
         for conn in self.all:
@@ -261,13 +284,15 @@ class SqlalchemyAsync(AsyncPointSelects):
             for conn in held:
                 await conn.close()
 
-    async def select(self, id_: int) -> tuple[int, int | None]:
+    async def select(self, ids: list[int]) -> tuple[int, list]:
         async with self.Session(self.engine) as session:
             await session.connection()  # pool checkout before the clock starts
             start = harness.now()
-            item = await session.get(self.Item, id_)
-            value = None if item is None else item.value
-            return harness.now() - start, value
+            values = []
+            for id_ in ids:
+                item = await session.get(self.Item, id_)
+                values.append(None if item is None else item.value)
+            return harness.now() - start, values
 
     async def close(self) -> None:
         await self.engine.dispose()

@@ -676,6 +676,12 @@ def load_script(path: str):
     return module
 
 
+# Parameters the driver acts on for every scenario with a service: the round trip (ms) of the
+# delay line it puts in front of the services, and its jitter. The service addresses a script
+# is given already go through that line, so scripts need not read them.
+DRIVER_PARAMS = {"rtt_ms": 0, "jitter_ms": 0}
+
+
 def resolve(module, variant: str, params: dict) -> tuple[Any, dict]:
     """The variant's setup function and the params with the script's PARAMS defaults filled in."""
     variants = getattr(module, "VARIANTS", None)
@@ -687,6 +693,7 @@ def resolve(module, variant: str, params: dict) -> tuple[Any, dict]:
     defaults = getattr(module, "PARAMS", None)
     if defaults is None:
         return variants[variant], dict(params)
+    defaults = {**DRIVER_PARAMS, **defaults}
     unknown = sorted(set(params) - set(defaults))
     if unknown:
         known = ", ".join(sorted(defaults))

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::catalogue::{Scenario, Service};
+use crate::catalogue::{Scenario, Service, NETWORK_PARAMS};
 use crate::error::UsageError;
 use crate::python::PythonEnv;
 
@@ -31,6 +31,42 @@ impl std::str::FromStr for ParamOverride {
             key: key.to_string(),
             values: vals.split(',').map(|v| v.trim().to_string()).collect(),
         })
+    }
+}
+
+/// The network distance a cell's workers have to their services: a delay line's round trip
+/// and jitter, from the cell's `rtt_ms` and `jitter_ms`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Network {
+    /// Round trip added to every exchange, ms (half each way).
+    pub rtt_ms: f64,
+    /// Uniform jitter per direction, ms (each chunk waits U[0, 2 × jitter] more).
+    pub jitter_ms: f64,
+}
+
+impl Network {
+    /// The delay a cell's parameters ask for; `None` when both are 0 or absent (no delay
+    /// line). The catalogue and `--param` have checked both are milliseconds, 0 or more.
+    pub fn of(params: &BTreeMap<String, serde_json::Value>) -> Option<Network> {
+        let ms = |key: &str| params.get(key).and_then(|v| v.as_f64()).unwrap_or(0.0);
+        let net = Network {
+            rtt_ms: ms("rtt_ms"),
+            jitter_ms: ms("jitter_ms"),
+        };
+        (net.rtt_ms > 0.0 || net.jitter_ms > 0.0).then_some(net)
+    }
+
+    /// `rtt 5 ms` or `rtt 5 ms ± U[0, 2] ms`: how the report and the logs name it.
+    pub fn describe(&self) -> String {
+        if self.jitter_ms > 0.0 {
+            format!(
+                "rtt {} ms, jitter U[0, {}] ms each way",
+                self.rtt_ms,
+                2.0 * self.jitter_ms
+            )
+        } else {
+            format!("rtt {} ms", self.rtt_ms)
+        }
     }
 }
 
@@ -64,6 +100,8 @@ pub struct CellSpec {
     /// CPUs the worker (and its children) is pinned to before exec, as the plan's placement
     /// decided; empty: not pinned (it inherits the driver's mask).
     pub cpus: Vec<usize>,
+    /// The delay line between this cell's workers and its services; `None`: direct.
+    pub network: Option<Network>,
 }
 
 fn to_json(v: &toml::Value) -> serde_json::Value {
@@ -89,6 +127,20 @@ fn typed(key: &str, raw: &str, example: &toml::Value) -> Result<toml::Value, Usa
         expected,
         example: example.to_string(),
     };
+    if NETWORK_PARAMS.contains(&key) {
+        // Milliseconds, whole or not: kept an integer when whole, so that `rtt_ms=5` names
+        // the same cell as the catalogue's `rtt_ms = [..., 5]`.
+        let ms: f64 = raw
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0 && *v <= 10_000.0)
+            .ok_or_else(|| err("milliseconds from 0 to 10000"))?;
+        return Ok(if ms.fract() == 0.0 {
+            toml::Value::Integer(ms as i64)
+        } else {
+            toml::Value::Float(ms)
+        });
+    }
     Ok(match example {
         toml::Value::Integer(_) => {
             toml::Value::Integer(raw.parse().map_err(|_| err("an integer"))?)
@@ -204,6 +256,11 @@ pub fn expand(
                 let params: BTreeMap<String, serde_json::Value> =
                     combo.iter().map(|(k, v)| (k.clone(), to_json(v))).collect();
                 let id = cell_id(&scenario.name, variant, &py.version, &params);
+                let network = if scenario.has_network() {
+                    Network::of(&params)
+                } else {
+                    None
+                };
                 cells.push(CellSpec {
                     id,
                     scenario: scenario.name.clone(),
@@ -217,6 +274,7 @@ pub fn expand(
                     group: group.clone(),
                     decide_by: scenario.decide_by.clone(),
                     cpus: Vec::new(),
+                    network,
                 });
             }
         }

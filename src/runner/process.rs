@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::affinity::cpu_set;
 use super::executor::{Executor, RunError};
-use super::matrix::CellSpec;
+use super::matrix::{CellSpec, Network};
 use super::sampler;
 use crate::interrupt;
 use crate::results::RunRecord;
@@ -48,12 +48,32 @@ pub struct ServiceAddrs {
     pub echo_addr: Option<String>,
 }
 
+/// Where each cell's workers find the services: directly, or through the delay line of the
+/// cell's network distance.
+#[derive(Debug, Clone, Default)]
+pub struct Routes {
+    /// The services' own addresses (cells without a delay).
+    pub direct: ServiceAddrs,
+    /// The delay lines' addresses, one set per network distance the plan asked for.
+    pub delayed: Vec<(Network, ServiceAddrs)>,
+}
+
+impl Routes {
+    /// The addresses for a cell with `network`; `None` when no delay line was started for it.
+    pub fn for_network(&self, network: Option<Network>) -> Option<&ServiceAddrs> {
+        match network {
+            None => Some(&self.direct),
+            Some(n) => self.delayed.iter().find(|(m, _)| *m == n).map(|(_, a)| a),
+        }
+    }
+}
+
 /// Runs workers as real processes.
 pub struct ProcessExecutor {
     /// `workloads/harness.py`.
     pub harness: PathBuf,
-    /// Service addresses.
-    pub services: ServiceAddrs,
+    /// Service addresses, per network distance.
+    pub services: Routes,
     /// Reads the mock server's served-request counter, when it runs.
     pub http_requests: Option<Arc<dyn Fn() -> u64 + Send + Sync>>,
     /// Root pids of the services that run as processes (PostgreSQL's): their CPU time is the
@@ -106,14 +126,20 @@ impl Worker {
             pipe().map_err(|e| failed(format!("cannot create the control pipe: {e}")))?;
         let stderr =
             tempfile::tempfile().map_err(|e| failed(format!("cannot create a temp file: {e}")))?;
+        let addrs = exec.services.for_network(cell.network).ok_or_else(|| {
+            failed(format!(
+                "no delay line was started for {}",
+                cell.network.map(|n| n.describe()).unwrap_or_default()
+            ))
+        })?;
         let mut services = serde_json::Map::new();
-        if let Some(u) = &exec.services.http_url {
+        if let Some(u) = &addrs.http_url {
             services.insert("http_url".into(), u.clone().into());
         }
-        if let Some(u) = &exec.services.database_url {
+        if let Some(u) = &addrs.database_url {
             services.insert("database_url".into(), u.clone().into());
         }
-        if let Some(u) = &exec.services.echo_addr {
+        if let Some(u) = &addrs.echo_addr {
             services.insert("echo_addr".into(), u.clone().into());
         }
         let mut cmd = Command::new(&cell.python.exe);

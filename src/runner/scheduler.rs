@@ -263,6 +263,7 @@ mod tests {
             group: String::new(),
             decide_by: "throughput".into(),
             cpus: Vec::new(),
+            network: None,
         }
     }
 

@@ -102,6 +102,18 @@ def test_fewer_connections_than_workers(harness_run, database_url, private_clust
         assert watcher.peak == 3
 
 
+@pytest.mark.parametrize("variant", list(db.VARIANTS))
+def test_a_request_of_k_queries_fetches_k_rows_each(harness_run, database_url, variant):
+    k, requests = 3, 100
+    res = run_db(
+        harness_run, database_url, variant, queries=requests, queries_per_request=k, concurrency=4
+    )
+    assert res["errors"] == 0 and res["ops"] == requests, res["error_samples"]
+    assert res["extra"]["rows"] == k * requests
+    ids = (dbutil.item_id(i) for i in range(k * requests))
+    assert res["extra"]["checksum"] == sum(dbutil.item_value(i) for i in ids)
+
+
 def test_unreachable_server_fails_in_setup(harness_run):
     run = harness_run(
         "workloads/db.py",

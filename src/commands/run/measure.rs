@@ -52,6 +52,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
                 floor_s: interference::FOREIGN_FLOOR_S,
                 repeats: args.repeats(),
             }),
+            delay_lines: services.delay_line_records(),
         },
         scenarios: plan
             .scenarios
@@ -96,7 +97,7 @@ pub fn measure(
 ) -> (Vec<Cell>, anyhow::Result<()>) {
     let mut exec = ProcessExecutor {
         harness: plan.harness.clone(),
-        services: services.addrs.clone(),
+        services: services.routes.clone(),
         http_requests: services.http_requests(),
         service_pids: services.pids(),
         limits: interference::Limits {

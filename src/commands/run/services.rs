@@ -1,5 +1,6 @@
 //! Stage 2 of `asynclab run`: starts the servers the planned scenarios need (mock HTTP, TCP
-//! echo, PostgreSQL) and hands out their addresses; dropping [`Services`] stops them.
+//! echo, PostgreSQL) and, for every network distance the plan's cells ask for, a delay line
+//! in front of each service they use; hands out the addresses; dropping [`Services`] stops them.
 
 use std::sync::Arc;
 
@@ -7,22 +8,28 @@ use anyhow::Context;
 
 use super::plan::RunPlan;
 use crate::catalogue::Service;
-use crate::runner::process::ServiceAddrs;
+use crate::results::DelayLineRecord;
+use crate::runner::matrix::Network;
+use crate::runner::process::{Routes, ServiceAddrs};
+use crate::services::delay_line::{DelayLine, DelaySpec, JitterShape};
 use crate::services::echo::EchoServer;
 use crate::services::mock_http::MockHttp;
 use crate::services::postgres::{PgBackend, Postgres};
 
 /// The running services (guards that stop them when dropped) and their addresses.
 pub struct Services {
-    // Fields drop in declaration order: PostgreSQL, echo, then HTTP, the reverse of starting.
+    // Fields drop in declaration order: the delay lines, PostgreSQL, echo, then HTTP, the
+    // reverse of starting.
+    /// The delay lines, with the service each stands in front of.
+    pub lines: Vec<(Service, DelayLine)>,
     /// PostgreSQL, when a scenario needs it.
     pub pg: Option<Postgres>,
     /// The TCP echo server, when a scenario needs it.
     pub echo: Option<EchoServer>,
     /// The mock HTTP server, when a scenario needs it.
     pub http: Option<MockHttp>,
-    /// Where the workers find them.
-    pub addrs: ServiceAddrs,
+    /// Where the workers find them, per network distance.
+    pub routes: Routes,
 }
 
 impl Services {
@@ -40,6 +47,21 @@ impl Services {
             "PostgreSQL ({}) runs where its host puts it",
             pg.describe()
         ))
+    }
+
+    /// What the delay lines add, for results.json.
+    pub fn delay_line_records(&self) -> Vec<DelayLineRecord> {
+        self.lines
+            .iter()
+            .map(|(service, line)| {
+                let spec = line.spec();
+                DelayLineRecord {
+                    service: service.name().to_string(),
+                    rtt_ms: spec.rtt.as_secs_f64() * 1e3,
+                    jitter_ms: spec.jitter.as_secs_f64() * 1e3,
+                }
+            })
+            .collect()
     }
 
     /// Reads the mock server's served-request counter, when it runs.
@@ -80,15 +102,85 @@ pub fn start(plan: &RunPlan, pg: PgBackend, pg_image: &str) -> anyhow::Result<Se
     } else {
         None
     };
-    let addrs = ServiceAddrs {
+    let direct = ServiceAddrs {
         http_url: http.as_ref().map(|h| h.url()),
         database_url: pg.as_ref().map(|p| p.url().to_string()),
         echo_addr: echo.as_ref().map(|e| e.addr().to_string()),
     };
-    Ok(Services {
+    let mut services = Services {
+        lines: Vec::new(),
         pg,
         echo,
         http,
-        addrs,
-    })
+        routes: Routes {
+            direct,
+            delayed: Vec::new(),
+        },
+    };
+    for (network, needs) in networks(plan) {
+        let addrs = start_lines(&mut services, network, &needs)?;
+        services.routes.delayed.push((network, addrs));
+    }
+    Ok(services)
+}
+
+/// Every network distance the plan's cells ask for, with the services those cells use.
+fn networks(plan: &RunPlan) -> Vec<(Network, Vec<Service>)> {
+    let mut out: Vec<(Network, Vec<Service>)> = Vec::new();
+    for spec in plan.scenarios.iter().flat_map(|s| &s.specs) {
+        let Some(network) = spec.network else { continue };
+        let i = match out.iter().position(|(n, _)| *n == network) {
+            Some(i) => i,
+            None => {
+                out.push((network, Vec::new()));
+                out.len() - 1
+            }
+        };
+        for service in &spec.services {
+            if !out[i].1.contains(service) {
+                out[i].1.push(*service);
+            }
+        }
+    }
+    out
+}
+
+/// Starts one delay line with `network` in front of each of `needs`; the addresses through them.
+fn start_lines(
+    services: &mut Services,
+    network: Network,
+    needs: &[Service],
+) -> anyhow::Result<ServiceAddrs> {
+    let spec = DelaySpec {
+        rtt: std::time::Duration::from_secs_f64(network.rtt_ms / 1e3),
+        jitter: std::time::Duration::from_secs_f64(network.jitter_ms / 1e3),
+        shape: JitterShape::Uniform,
+        bandwidth_bytes_per_s: None,
+    };
+    let mut addrs = ServiceAddrs::default();
+    for service in needs {
+        let upstream = match service {
+            Service::Http => services.http.as_ref().map(|h| h.addr()),
+            Service::Echo => services.echo.as_ref().map(|e| e.addr()),
+            Service::Postgres => match &services.pg {
+                Some(pg) => Some(crate::services::postgres::external::tcp_upstream(pg.url())?),
+                None => None,
+            },
+        };
+        let Some(upstream) = upstream else { continue };
+        let line = DelayLine::start("127.0.0.1:0".parse()?, upstream, spec).with_context(|| {
+            format!("starting a delay line ({}) before the {} service", network.describe(), service.name())
+        })?;
+        let at = line.addr();
+        match service {
+            Service::Http => addrs.http_url = Some(format!("http://{at}")),
+            Service::Echo => addrs.echo_addr = Some(at.to_string()),
+            Service::Postgres => {
+                let url = services.pg.as_ref().map(|p| p.url()).unwrap_or_default();
+                addrs.database_url = Some(crate::services::postgres::external::via(url, at)?);
+            }
+        }
+        services.lines.push((*service, line));
+    }
+    Ok(addrs)
 }
