@@ -15,6 +15,8 @@
 //!   [`stats`]: medians, intervals, tests; [`python`]: interpreters and environments;
 //!   [`envinfo`] and [`doctor`]: the machine.
 //! - [`services`]: the servers the lab runs (mock HTTP, TCP echo, PostgreSQL).
+//! - [`reference`]: the Rust reference clients (reqwest, tokio-postgres) whose throughput is
+//!   the ceiling each Python variant is shown as a fraction of.
 //! - [`analysis`]: the report model derived from the results; [`export`] and [`chart`]:
 //!   results.json, CSV, summary.md, report.html, charts; [`format`]: numbers for tables;
 //!   [`extras`]: the typed scenario-specific figures; [`compare`]: the regression gate
@@ -38,6 +40,7 @@ pub mod extras;
 pub mod format;
 pub mod interrupt;
 pub mod python;
+pub mod reference;
 pub mod results;
 pub mod runner;
 pub mod services;
