@@ -62,9 +62,10 @@ fn check_network_params(s: &Scenario) -> anyhow::Result<()> {
                 toml::Value::Float(f) => Some(*f),
                 _ => None,
             };
-            if let Some(bad) = values.iter().find(|v| {
-                !ms(v).is_some_and(|ms| ms.is_finite() && (0.0..=10_000.0).contains(&ms))
-            }) {
+            if let Some(bad) = values
+                .iter()
+                .find(|v| !ms(v).is_some_and(|ms| ms.is_finite() && (0.0..=10_000.0).contains(&ms)))
+            {
                 anyhow::bail!(
                     "scenario {}: {key} = {bad} is not a number of milliseconds from 0 to 10000",
                     s.name
@@ -116,6 +117,10 @@ pub struct Scenario {
     /// ratios need more rounds than 3 to hold still between runs.
     #[serde(default)]
     pub quick_rounds: Option<usize>,
+    /// A Rust reference client to run beside the cells at each setting: `postgres`
+    /// (tokio-postgres, the point selects of db.py) or `http` (reqwest, io_http.py's GETs).
+    #[serde(default)]
+    pub ceiling: Option<String>,
     /// Warm-up runs per cell when `--warmups` is not given (default 1).
     #[serde(default)]
     pub warmups: Option<usize>,
@@ -311,6 +316,22 @@ impl Catalogue {
                 }
             }
             check_network_params(s)?;
+            if let Some(c) = &s.ceiling {
+                let service = match c.as_str() {
+                    "postgres" => Service::Postgres,
+                    "http" => Service::Http,
+                    _ => anyhow::bail!(
+                        "scenario {}: ceiling = {c:?}; give \"postgres\" or \"http\" (a Rust reference client)",
+                        s.name
+                    ),
+                };
+                if !s.services.contains(&service) {
+                    anyhow::bail!(
+                        "scenario {}: ceiling = {c:?} needs services = [\"{c}\"]",
+                        s.name
+                    );
+                }
+            }
             if !dir.join(&s.script).is_file() {
                 anyhow::bail!(
                     "scenario {}: script {} not found in {}",

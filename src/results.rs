@@ -97,6 +97,31 @@ pub struct Results {
     /// `asynclab rerun` runs again; absent in documents written before reruns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invocation: Option<Invocation>,
+    /// The Rust reference clients' runs (a scenario's `ceiling`), one record per setting:
+    /// what a Python variant's throughput is a fraction of; empty when none ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ceilings: Vec<CeilingRecord>,
+}
+
+/// A Rust reference client (src/reference/) at one setting of a scenario: the same load as the
+/// cells with these parameters (concurrency, ops, requests of k queries, the delay line), run by
+/// the driver once per round after the scenario's rounds, on the workers' CPUs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CeilingRecord {
+    /// Scenario name.
+    pub scenario: String,
+    /// The parameters of the cells it stands beside (every variant with exactly these).
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// The client: `reqwest` (against the mock server) or `tokio-postgres`.
+    pub client: String,
+    /// One run per round.
+    pub runs: Vec<crate::reference::CeilingRun>,
+    /// Throughput over the runs, ops per second; absent when every run failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_per_s: Option<crate::stats::Summary>,
+    /// Why it could not run, when it could not (one line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// The command that wrote a results document, and every choice it resolved to.

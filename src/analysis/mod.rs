@@ -8,6 +8,7 @@
 
 pub mod cost;
 pub mod decision;
+pub mod network;
 pub mod ops;
 pub mod runtime;
 pub mod scenario;
@@ -35,6 +36,10 @@ pub struct Report<'a> {
     pub sweeps: Vec<Sweep>,
     /// The decision table's rows.
     pub decisions: Vec<decision::Decision>,
+    /// Sweeps along the delay line's round trip (`rtt_ms`), with their crossovers.
+    pub network: Vec<network::NetworkSweep>,
+    /// The Rust reference clients' ceilings, with each variant's fraction of them.
+    pub ceilings: Vec<network::CeilingRow>,
     /// The environment's warnings, then every cell's.
     pub warnings: Vec<String>,
 }
@@ -77,13 +82,16 @@ pub fn analyze(results: &Results) -> Report<'_> {
         .chain(results.cells.iter().flat_map(|c| c.warnings.iter()))
         .cloned()
         .collect();
+    let decisions = decision::decisions(results);
     Report {
         results,
         scenarios,
         ops,
         loops,
         sweeps: sweep::analyze(&results.cells),
-        decisions: decision::decisions(results),
+        network: network::analyze(&results.cells, &decisions, &results.ceilings),
+        ceilings: network::ceiling_rows(&results.cells, &results.ceilings),
+        decisions,
         warnings,
     }
 }

@@ -20,6 +20,7 @@ pub mod grouped;
 pub mod latency;
 pub mod load_sweep;
 pub mod memory;
+pub mod network_sweep;
 pub mod ops;
 pub mod png;
 pub mod svg;
@@ -67,6 +68,7 @@ pub fn registry() -> Vec<Box<dyn Chart>> {
         Box::new(memory::Memory),
         Box::new(grouped::Grouped),
         Box::new(load_sweep::LoadSweep),
+        Box::new(network_sweep::NetworkSweepChart),
         Box::new(ops::Ops),
     ]
 }

@@ -2,7 +2,7 @@
 //! `report.html` (and anything else that shows the report) with their own syntax only.
 
 use super::markup::{Block, Doc, Section};
-use super::{decision_section, runtime_tables, scenario_tables, sweep_tables};
+use super::{decision_section, network_tables, runtime_tables, scenario_tables, sweep_tables};
 use crate::analysis::Report;
 
 /// The method paragraph under the title.
@@ -121,6 +121,8 @@ pub fn build(r: &Report) -> Doc {
     );
     sections.extend(r.loops.iter().map(runtime_tables::loop_section));
     sections.extend(sweep_tables::sections(&r.sweeps));
+    sections.extend(network_tables::sections(&r.network));
+    sections.extend(network_tables::ceiling_section(&r.ceilings));
     if !r.warnings.is_empty() {
         let mut s = Section::new("Warnings", None);
         s.list(r.warnings.clone());

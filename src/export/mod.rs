@@ -13,6 +13,7 @@ mod html;
 mod json;
 mod markdown;
 pub mod markup;
+mod network_tables;
 pub mod pyperf;
 mod runtime_tables;
 mod scenario_tables;

@@ -36,12 +36,28 @@ pub fn item_value(id: i32) -> u64 {
 /// the statement (an unseeded database) or the warm-up select. Failed queries inside the timed
 /// region are counted in [`CeilingRun::errors`] instead.
 pub fn postgres(database_url: &str, load: ClosedLoop) -> anyhow::Result<CeilingRun> {
+    requests(database_url, load, 1)
+}
+
+/// [`postgres`] with each op a request of `per_request` point selects run one after another on
+/// the worker's connection (workloads/db.py's `queries_per_request`): op `i` fetches the ids
+/// of query indexes `i * per_request ..` onwards, and its latency runs from the first send to
+/// the last row.
+pub fn requests(
+    database_url: &str,
+    load: ClosedLoop,
+    per_request: u64,
+) -> anyhow::Result<CeilingRun> {
+    anyhow::ensure!(
+        per_request >= 1,
+        "reference client: queries_per_request must be at least 1"
+    );
     let (rt, threads) = runtime(load)?;
     let target = redacted_target(database_url);
     rt.block_on(async {
         let mut workers = Vec::with_capacity(load.concurrency);
         for _ in 0..load.concurrency {
-            workers.push(PgWorker::open(database_url, &target).await?);
+            workers.push(PgWorker::open(database_url, &target, per_request).await?);
         }
         closed_loop(workers, load.ops, threads).await
     })
@@ -51,12 +67,13 @@ pub fn postgres(database_url: &str, load: ClosedLoop) -> anyhow::Result<CeilingR
 struct PgWorker {
     client: Client,
     statement: Statement,
+    per_request: u64,
 }
 
 impl PgWorker {
     /// Connects (the service's bounded connect, its connection driven on this runtime),
     /// prepares [`ITEM_SQL`] and runs it once.
-    async fn open(url: &str, target: &str) -> anyhow::Result<PgWorker> {
+    async fn open(url: &str, target: &str, per_request: u64) -> anyhow::Result<PgWorker> {
         let client = external::connect(url)
             .await
             .map_err(|e| anyhow::anyhow!("reference client: {e:#}"))?;
@@ -75,27 +92,37 @@ impl PgWorker {
                 one_line(&e)
             )
         })?;
-        Ok(PgWorker { client, statement })
+        Ok(PgWorker {
+            client,
+            statement,
+            per_request,
+        })
     }
 }
 
 impl Worker for PgWorker {
     async fn op(&mut self, index: u64) -> OpResult {
-        let id = item_id(index);
-        let outcome = self
-            .client
-            .query_one(&self.statement, &[&id])
-            .await
-            .and_then(|row| row.try_get::<_, i32>(2));
-        match outcome {
-            Ok(value) => OpResult {
-                checksum: value.max(0) as u64,
-                outcome: Ok(()),
-            },
-            Err(e) => OpResult {
-                checksum: 0,
-                outcome: Err(format!("id {id}: {}", one_line(&e))),
-            },
+        let mut checksum = 0;
+        for j in 0..self.per_request {
+            let id = item_id(index * self.per_request + j);
+            let outcome = self
+                .client
+                .query_one(&self.statement, &[&id])
+                .await
+                .and_then(|row| row.try_get::<_, i32>(2));
+            match outcome {
+                Ok(value) => checksum += value.max(0) as u64,
+                Err(e) => {
+                    return OpResult {
+                        checksum,
+                        outcome: Err(format!("id {id}: {}", one_line(&e))),
+                    }
+                }
+            }
+        }
+        OpResult {
+            checksum,
+            outcome: Ok(()),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! the interference each run met.
 
 pub mod affinity;
+pub mod ceiling;
 pub mod checks;
 pub mod executor;
 pub mod interference;

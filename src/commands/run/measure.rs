@@ -9,13 +9,15 @@ use super::resolve;
 use super::services::Services;
 use super::RunArgs;
 use crate::export;
-use crate::results::{Cell, Invocation, Method, Results, ScenarioPlan, SCHEMA_VERSION};
-use crate::runner::interference;
+use crate::results::{
+    CeilingRecord, Cell, Invocation, Method, Results, ScenarioPlan, SCHEMA_VERSION,
+};
 use crate::runner::process::ProcessExecutor;
 use crate::runner::scheduler::{new_cell, run_interleaved};
 use crate::runner::sweep;
 use crate::runner::tally::Tally;
-use crate::{analysis, envinfo};
+use crate::runner::{ceiling, interference};
+use crate::{analysis, envinfo, interrupt};
 
 /// The document before any cell: who wrote it, when, on what, and how it is measured.
 pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Results {
@@ -62,6 +64,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
         cells: Vec::new(),
         sweeps: Vec::new(),
         invocation: Some(invocation(args, plan)),
+        ceilings: Vec::new(),
     }
 }
 
@@ -84,17 +87,25 @@ pub fn planned_runs(plan: &RunPlan) -> usize {
         .sum()
 }
 
-/// Measures every scenario in turn (one batch, or one per rate for `--rates auto`), saving
-/// `header` with the cells so far to `dir/results.json` after every run. Returns the cells
-/// measured, also when measuring stopped early, and how it ended (an error: a run could not be
-/// saved, or Ctrl-C).
+/// What measuring produced: the cells, and the reference clients' ceilings.
+pub struct Measured {
+    /// Every cell measured, also when measuring stopped early.
+    pub cells: Vec<Cell>,
+    /// The reference runs of the scenarios with a `ceiling`.
+    pub ceilings: Vec<CeilingRecord>,
+}
+
+/// Measures every scenario in turn (one batch, or one per rate for `--rates auto`), then its
+/// reference client when it has one, saving `header` with everything so far to
+/// `dir/results.json` after every run. Returns what was measured, also when measuring stopped
+/// early, and how it ended (an error: a run could not be saved, or Ctrl-C).
 pub fn measure(
     args: &RunArgs,
     plan: &RunPlan,
     services: &Services,
     header: Results,
     dir: &Path,
-) -> (Vec<Cell>, anyhow::Result<()>) {
+) -> (Measured, anyhow::Result<()>) {
     let mut exec = ProcessExecutor {
         harness: plan.harness.clone(),
         services: services.routes.clone(),
@@ -105,6 +116,7 @@ pub fn measure(
         },
     };
     let mut measured: Vec<Cell> = Vec::new();
+    let mut ceilings: Vec<CeilingRecord> = Vec::new();
     let mut tally = Tally {
         done: 0,
         total: planned_runs(plan),
@@ -125,6 +137,7 @@ pub fn measure(
                 let mut save = |current: &[Cell]| -> anyhow::Result<()> {
                     let mut doc = header.clone();
                     doc.cells = measured.iter().chain(current.iter()).cloned().collect();
+                    doc.ceilings = ceilings.clone();
                     doc.sweeps = analysis::sweep::analyze(&doc.cells);
                     export::write_results(&doc, dir)
                 };
@@ -140,9 +153,42 @@ pub fn measure(
                 measured.extend(cells);
                 r?;
             }
+            let refs = ceiling::plans(
+                &planned.scenario.name,
+                planned.scenario.ceiling.as_deref(),
+                &planned.specs,
+            );
+            if !refs.is_empty() {
+                eprintln!(
+                    "asynclab: {}: the Rust reference client ({}) at {} setting(s), {} round(s)",
+                    planned.scenario.name,
+                    refs[0].client(),
+                    refs.len(),
+                    planned.plan.rounds
+                );
+                let records = ceiling::measure(
+                    &refs,
+                    &services.routes,
+                    planned.plan.warmups,
+                    planned.plan.rounds,
+                );
+                ceilings.extend(records);
+                interrupt::check()?;
+                let mut doc = header.clone();
+                doc.cells = measured.clone();
+                doc.ceilings = ceilings.clone();
+                doc.sweeps = analysis::sweep::analyze(&doc.cells);
+                export::write_results(&doc, dir)?;
+            }
         }
         Ok(())
     })();
     display.finish(&tally);
-    (measured, outcome)
+    (
+        Measured {
+            cells: measured,
+            ceilings,
+        },
+        outcome,
+    )
 }

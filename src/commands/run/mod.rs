@@ -166,6 +166,6 @@ pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
     let results = measure::new_document(args, &plan, &services);
     eprintln!("asynclab: writing results to {}", dir.display());
     write::mark_latest(&dir);
-    let (cells, outcome) = measure::measure(args, &plan, &services, results.clone(), &dir);
-    write::finish(args, &plan, results, cells, outcome, &dir)
+    let (measured, outcome) = measure::measure(args, &plan, &services, results.clone(), &dir);
+    write::finish(args, &plan, results, measured, outcome, &dir)
 }

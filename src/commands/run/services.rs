@@ -128,7 +128,9 @@ pub fn start(plan: &RunPlan, pg: PgBackend, pg_image: &str) -> anyhow::Result<Se
 fn networks(plan: &RunPlan) -> Vec<(Network, Vec<Service>)> {
     let mut out: Vec<(Network, Vec<Service>)> = Vec::new();
     for spec in plan.scenarios.iter().flat_map(|s| &s.specs) {
-        let Some(network) = spec.network else { continue };
+        let Some(network) = spec.network else {
+            continue;
+        };
         let i = match out.iter().position(|(n, _)| *n == network) {
             Some(i) => i,
             None => {
@@ -169,7 +171,11 @@ fn start_lines(
         };
         let Some(upstream) = upstream else { continue };
         let line = DelayLine::start("127.0.0.1:0".parse()?, upstream, spec).with_context(|| {
-            format!("starting a delay line ({}) before the {} service", network.describe(), service.name())
+            format!(
+                "starting a delay line ({}) before the {} service",
+                network.describe(),
+                service.name()
+            )
         })?;
         let at = line.addr();
         match service {

@@ -9,7 +9,7 @@ use anyhow::Context;
 use super::plan::RunPlan;
 use super::RunArgs;
 use crate::error::UsageError;
-use crate::results::{Cell, CellStatus, Results};
+use crate::results::{CellStatus, Results};
 use crate::runner::checks;
 use crate::{analysis, envinfo, export};
 
@@ -50,11 +50,12 @@ pub fn finish(
     args: &RunArgs,
     plan: &RunPlan,
     mut results: Results,
-    cells: Vec<Cell>,
+    measured: super::measure::Measured,
     outcome: anyhow::Result<()>,
     dir: &Path,
 ) -> anyhow::Result<i32> {
-    results.cells = cells;
+    results.cells = measured.cells;
+    results.ceilings = measured.ceilings;
     results.sweeps = analysis::sweep::analyze(&results.cells);
     results.env.load_avg_after = Some(envinfo::load_avg());
     let disagreements = checks::disagreements(&results.cells, &plan.scenario_refs());
