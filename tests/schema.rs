@@ -74,6 +74,29 @@ fn fully_populated() -> Results {
             baseline: Some("sync".into()),
         },
     );
+    r.method.delay_lines = vec![asynclab::results::DelayLineRecord {
+        service: "postgres".into(),
+        rtt_ms: 5.0,
+        jitter_ms: 0.5,
+    }];
+    r.ceilings = vec![asynclab::results::CeilingRecord {
+        scenario: "db_remote".into(),
+        params: BTreeMap::from([("rtt_ms".to_string(), Value::from(5))]),
+        client: "tokio-postgres".into(),
+        runs: vec![asynclab::reference::CeilingRun {
+            ops: 10,
+            errors: 1,
+            wall_s: 0.5,
+            throughput_per_s: 20.0,
+            latency_p50_ms: 15.0,
+            latency_p99_ms: 16.0,
+            checksum: 12345,
+            worker_threads: 1,
+            first_error: Some("id 7: connection reset".into()),
+        }],
+        throughput_per_s: Some(asynclab::stats::summarize(&[20.0, 21.0])),
+        failure: Some("a failure".into()),
+    }];
     r.method.interference = Some(asynclab::results::InterferencePolicy {
         max_foreign_cores: 0.1,
         floor_s: 0.05,

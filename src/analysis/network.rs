@@ -270,6 +270,20 @@ pub fn finding(s: &NetworkSweep) -> String {
         ),
         Crossover::Same {
             leader,
+            significant: 1,
+        } => {
+            let only = s
+                .leaders
+                .iter()
+                .find(|l| l.decision.verdict == Verdict::Significant)
+                .map(|l| crate::format::rate(l.rtt_ms))
+                .unwrap_or_default();
+            format!(
+                "No crossover can be named from {range}{at}: a lead is significant only at {only} ms ({leader}); at the other RTTs these rounds do not tell the variants apart."
+            )
+        }
+        Crossover::Same {
+            leader,
             significant,
         } => format!(
             "No crossover from {range}{at}: {leader} leads at every RTT where a lead is significant ({significant} of {}).",
