@@ -1,4 +1,7 @@
 //! What machine and software the numbers come from, and whether the machine looks quiet.
+//!
+//! The machine's facts (CPU model, memory, kernel, load averages) come from sysinfo; the
+//! online core count from sysconf, the governor from sysfs (sysinfo has neither as such).
 
 use std::path::Path;
 use std::process::Command;
@@ -6,31 +9,22 @@ use std::process::Command;
 use crate::python::PythonEnv;
 use crate::results::{Environment, PythonInfo};
 
-/// 1, 5 and 15 minute load averages.
+/// 1, 5 and 15 minute load averages (sysinfo).
 pub fn load_avg() -> [f64; 3] {
-    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let v: Vec<f64> = text
-        .split_whitespace()
-        .take(3)
-        .filter_map(|s| s.parse().ok())
-        .collect();
-    [
-        v.first().copied().unwrap_or(0.0),
-        v.get(1).copied().unwrap_or(0.0),
-        v.get(2).copied().unwrap_or(0.0),
-    ]
+    sysinfo::System::load_average()
+        .map(|l| [l.one, l.five, l.fifteen])
+        .unwrap_or([0.0; 3])
 }
 
-/// CPU model from /proc/cpuinfo.
+/// CPU model (sysinfo's brand of the first CPU), or "unknown".
 pub fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
+    let sys = sysinfo::System::new_with_specifics(
+        sysinfo::RefreshKind::nothing().with_cpu(sysinfo::CpuRefreshKind::nothing()),
+    );
+    sys.ok()
+        .and_then(|sys| sys.cpus().first().map(|c| c.brand().to_string()))
+        .map(|b| b.trim().to_string())
+        .filter(|b| !b.is_empty())
         .unwrap_or_else(|| "unknown".into())
 }
 
@@ -57,22 +51,15 @@ pub fn governor() -> String {
 }
 
 fn kernel() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+    sysinfo::System::kernel_version().unwrap_or_default()
 }
 
 fn memory_total_mib() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<u64>().ok())
-        })
-        .map(|k| k / 1024)
-        .unwrap_or(0)
+    let sys = sysinfo::System::new_with_specifics(
+        sysinfo::RefreshKind::nothing()
+            .with_memory(sysinfo::MemoryRefreshKind::nothing().with_ram()),
+    );
+    sys.map(|s| s.total_memory() / (1024 * 1024)).unwrap_or(0)
 }
 
 /// `git rev-parse HEAD` of the lab (with `-dirty`), or "unknown" outside a checkout.
