@@ -35,6 +35,9 @@ pub enum Command {
     List(CommonArgs),
     /// Build (or reuse) the Python environments for the given interpreters.
     Envs(EnvArgs),
+    /// Interpreters the host cannot run as they are (3.14, 3.15): Debian roots made with
+    /// debootstrap (`pythons add 3.14`, `pythons list`).
+    Pythons(crate::commands::pythons::PythonsArgs),
     /// Serve the mock HTTP server alone until Ctrl-C.
     MockServer(MockServerArgs),
     /// Put a network distance in front of a TCP service: a delay line (round trip, jitter,

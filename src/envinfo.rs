@@ -102,6 +102,9 @@ pub fn describe_python(env: &PythonEnv, harness: &Path) -> PythonInfo {
         executable: env.exe.display().to_string(),
         compiler: s("compiler"),
         config_args: s("config_args"),
+        gil_disabled_build: v.get("gil_disabled").and_then(|x| x.as_bool()),
+        gil_enabled: v.get("gil_enabled").and_then(|x| x.as_bool()),
+        provenance: s("provenance"),
         packages: v
             .get("packages")
             .and_then(|p| p.as_object())

@@ -58,6 +58,7 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
         Command::Rerun(a) => commands::rerun::execute(&a),
         Command::List(a) => commands::list::execute(&a),
         Command::Envs(a) => commands::envs::execute(&a),
+        Command::Pythons(a) => commands::pythons::execute(&a),
         Command::MockServer(a) => commands::mock_server::execute(&a),
         Command::DelayProxy(a) => commands::delay_proxy::execute(&a),
         Command::SelfCheck => commands::self_check::execute(),

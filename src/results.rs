@@ -280,6 +280,18 @@ pub struct PythonInfo {
     pub compiler: String,
     /// Configure flags of the build (sysconfig CONFIG_ARGS).
     pub config_args: String,
+    /// Whether the build is free-threaded (sysconfig `Py_GIL_DISABLED`); absent in documents
+    /// from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gil_disabled_build: Option<bool>,
+    /// Whether the GIL was on when the worker ran (`sys._is_gil_enabled()`, 3.13+; true before
+    /// 3.13); absent in documents from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gil_enabled: Option<bool>,
+    /// Where the interpreter comes from: its `sys.base_prefix`, and for one in a Debian root
+    /// (`asynclab pythons add`) the root's suite and the package's version.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub provenance: String,
     /// Installed package versions in the environment.
     pub packages: BTreeMap<String, String>,
 }

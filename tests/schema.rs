@@ -74,6 +74,12 @@ fn fully_populated() -> Results {
             baseline: Some("sync".into()),
         },
     );
+    for p in r.env.pythons.iter_mut() {
+        p.gil_disabled_build = Some(false);
+        p.gil_enabled = Some(true);
+        p.provenance =
+            "Debian package python3.14 3.14.10-1 (debian_version forky/sid), prefix /usr".into();
+    }
     r.method.delay_lines = vec![asynclab::results::DelayLineRecord {
         service: "postgres".into(),
         rtt_ms: 5.0,

@@ -701,6 +701,24 @@ def resolve(module, variant: str, params: dict) -> tuple[Any, dict]:
     return variants[variant], {**defaults, **params}
 
 
+def provenance() -> str:
+    """Where this interpreter comes from: its base prefix, and the Debian package when it is one
+    (a Debian root of `asynclab pythons add`, or the system's)."""
+    where = sys.base_prefix
+    status = Path("/var/lib/dpkg/status")
+    package = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    if where == "/usr" and status.is_file():
+        text = status.read_text(errors="replace")
+        start = text.find(f"Package: {package}\n")
+        if start >= 0:
+            block = text[start : text.find("\n\n", start)]
+            version = next((ln[9:] for ln in block.splitlines() if ln.startswith("Version: ")), "")
+            debian = Path("/etc/debian_version")
+            suite = debian.read_text().strip() if debian.is_file() else "?"
+            return f"Debian package {package} {version} (debian_version {suite}), prefix {where}"
+    return f"prefix {where}"
+
+
 def describe() -> dict:
     packages = {}
     for dist in importlib.metadata.distributions():
@@ -715,6 +733,8 @@ def describe() -> dict:
         "compiler": sysconfig.get_config_var("CC"),
         "config_args": sysconfig.get_config_var("CONFIG_ARGS"),
         "gil_disabled": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+        "gil_enabled": sys._is_gil_enabled() if hasattr(sys, "_is_gil_enabled") else True,
+        "provenance": provenance(),
         "packages": dict(sorted(packages.items())),
     }
 

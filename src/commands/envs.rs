@@ -82,7 +82,7 @@ pub fn prepare_pythons(args: &EnvArgs, scenarios: &[&Scenario]) -> anyhow::Resul
                 .context("--python: no python3 on PATH; install Python 3.10+ or pass --python /path/to/python")?;
             python::find_interpreter(&exe.display().to_string())?
         } else {
-            python::find_interpreter(&spec)?
+            python::find_interpreter_in(&spec, &args.venvs)?
         };
         let env = python::prepare_env(&interp, &args.common.workloads, &args.venvs)?;
         let base = python::requirements_for(&args.common.workloads, &env.version);

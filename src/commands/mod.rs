@@ -8,6 +8,7 @@
 //! | `rerun.rs`      | `asynclab rerun`: a results.json's study, run again |
 //! | `list.rs`       | `asynclab list`          |
 //! | `envs.rs`       | `asynclab envs` (and the interpreters `run` uses) |
+//! | `pythons.rs`    | `asynclab pythons add/list` (Debian roots for 3.14, 3.15) |
 //! | `mock_server.rs`| `asynclab mock-server`   |
 //! | `self_check.rs` | `asynclab self-check`    |
 //! | `doctor.rs`     | `asynclab doctor`        |
@@ -34,6 +35,7 @@ pub mod export;
 pub mod list;
 pub mod mock_server;
 pub mod new_scenario;
+pub mod pythons;
 pub mod report;
 pub mod rerun;
 pub mod run;

@@ -10,8 +10,11 @@ use anyhow::Context;
 pub struct Interpreter {
     /// Full version, e.g. "3.12.1".
     pub version: String,
-    /// Path to the interpreter.
+    /// Path to the interpreter (for one in a Debian root, its path on the host, which only
+    /// runs through the root's launcher).
     pub exe: PathBuf,
+    /// The minor version of the Debian root it lives in (`asynclab pythons add`), if it does.
+    pub root: Option<String>,
 }
 
 /// Asks an interpreter for its version and real executable (a pyenv shim resolves to the
@@ -89,7 +92,11 @@ pub fn find_interpreter(spec: &str) -> anyhow::Result<Interpreter> {
         let (version, exe) = probe(Path::new(spec)).with_context(|| {
             format!("--python {spec}: not a working Python interpreter; give a path to a python executable or a version like 3.12")
         })?;
-        return Ok(Interpreter { version, exe });
+        return Ok(Interpreter {
+            version,
+            exe,
+            root: None,
+        });
     }
     let want = spec.trim_start_matches("python");
     let parts: Vec<&str> = want.split('.').collect();
@@ -103,13 +110,55 @@ pub fn find_interpreter(spec: &str) -> anyhow::Result<Interpreter> {
         }
         if let Some((version, real)) = probe(&exe) {
             if version == want || version.starts_with(&format!("{want}.")) {
-                return Ok(Interpreter { version, exe: real });
+                return Ok(Interpreter {
+                    version,
+                    exe: real,
+                    root: None,
+                });
             }
         }
+    }
+    if super::roots::provides(&minor) {
+        anyhow::bail!(
+            "--python {spec}: interpreter not found on PATH, in pyenv's or uv's folders, or in a Debian root; make one with `asynclab pythons add {minor}` (debootstrap of Debian's unstable suite), or `uv python install {minor}` where uv can download"
+        );
     }
     anyhow::bail!(
         "--python {spec}: interpreter not found on PATH, in pyenv's or uv's folders; install it (`pyenv install {minor}` or `uv python install {minor}`) or pass a path with --python /path/to/python"
     )
+}
+
+/// [`find_interpreter`], and for a version Debian's unstable suite packages, the root made by
+/// `asynclab pythons add` in `venvs` when nothing else has it.
+pub fn find_interpreter_in(spec: &str, venvs: &Path) -> anyhow::Result<Interpreter> {
+    let err = match find_interpreter(spec) {
+        Ok(i) => return Ok(i),
+        Err(e) => e,
+    };
+    let want = spec.trim().trim_start_matches("python");
+    let minor: String = want.split('.').take(2).collect::<Vec<_>>().join(".");
+    if !super::roots::provides(&minor) || !super::roots::launcher(venvs, &minor).is_file() {
+        return Err(err);
+    }
+    let out = super::roots::command_inside(venvs, &minor, &super::roots::python_inside(&minor))?
+        .args(["-c", "import platform; print(platform.python_version())"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .context("cannot start the Debian root's launcher")?;
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || !(version == want || version.starts_with(&format!("{want}."))) {
+        anyhow::bail!(
+            "--python {spec}: the Debian root {} does not run python{minor} ({}); remake it with `asynclab pythons add {minor} --rebuild`",
+            super::roots::dir(venvs, &minor).display(),
+            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("no output").trim()
+        );
+    }
+    Ok(Interpreter {
+        version,
+        exe: super::roots::tree(venvs, &minor)
+            .join(super::roots::python_inside(&minor).trim_start_matches('/')),
+        root: Some(minor),
+    })
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
 //! Python interpreters and the per-interpreter environments the workloads run in.
 
 mod discover;
+pub mod roots;
 pub mod scenario_requirements;
 mod venv;
 
-pub use discover::{find_interpreter, Interpreter};
+pub use discover::{find_interpreter, find_interpreter_in, Interpreter};
 pub use venv::{prepare_env, requirements_for};
 
 use std::path::PathBuf;

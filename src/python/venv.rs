@@ -12,6 +12,8 @@ use super::{Interpreter, PythonEnv};
 pub fn requirements_for(workloads: &Path, version: &str) -> PathBuf {
     let file = if version.starts_with("3.10.") {
         "py310.txt"
+    } else if version.starts_with("3.14.") || version.starts_with("3.15.") {
+        "py314plus.txt"
     } else {
         "py311plus.txt"
     };
@@ -55,6 +57,13 @@ pub fn prepare_env(
     let req_text = std::fs::read(&req).with_context(|| format!("cannot read {}", req.display()))?;
     let mut hash = Sha256::new();
     hash.update(&req_text);
+    // A file that includes another (`-r py311plus.txt`) changes when that one does.
+    for included in String::from_utf8_lossy(&req_text)
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("-r "))
+    {
+        hash.update(std::fs::read(req.with_file_name(included.trim())).unwrap_or_default());
+    }
     hash.update(interp.exe.to_string_lossy().as_bytes());
     hash.update(interp.version.as_bytes());
     // How environments are built; change it to force a rebuild (bytecode is compiled at install
@@ -85,6 +94,15 @@ pub fn prepare_env(
         interp.version,
         dir.display()
     );
+    if let Some(minor) = &interp.root {
+        build_in_root(minor, &dir, &req, venvs)?;
+        std::fs::write(&stamp, stamp_value)
+            .with_context(|| format!("cannot write {}", stamp.display()))?;
+        return Ok(PythonEnv {
+            version: interp.version.clone(),
+            exe: std::path::absolute(&exe)?,
+        });
+    }
     match find_uv(venvs) {
         Some(uv) => {
             run(
@@ -137,4 +155,68 @@ pub fn prepare_env(
         version: interp.version.clone(),
         exe: std::path::absolute(&exe)?,
     })
+}
+
+/// Builds the environment `dir` inside the Debian root of `minor` with the uv copied there
+/// (the root's interpreter does not run on the host), then makes `dir/bin/python` the host's
+/// way in: a launcher for `dir/bin/pythonX.Y` inside the root. `dir` must be under one of
+/// the folders the root shares ([`super::roots::SHARED_DIRS`]).
+fn build_in_root(minor: &str, dir: &Path, req: &Path, venvs: &Path) -> anyhow::Result<()> {
+    let dir = std::path::absolute(dir)?;
+    let req = std::path::absolute(req)?;
+    if !super::roots::SHARED_DIRS
+        .iter()
+        .any(|d| dir.starts_with(d) && req.starts_with(d))
+    {
+        anyhow::bail!(
+            "the environment {} and {} must be under one of {} to be built inside the Debian root; pass --venvs and --workloads there",
+            dir.display(),
+            req.display(),
+            super::roots::SHARED_DIRS.join(", ")
+        );
+    }
+    let inside = |program: &str| super::roots::command_inside(venvs, minor, program);
+    run(
+        inside("/usr/local/bin/uv")?
+            .args([
+                "venv",
+                "--quiet",
+                "--python",
+                &super::roots::python_inside(minor),
+            ])
+            .arg(&dir),
+        "uv venv (in the Debian root)",
+    )?;
+    let real = dir.join(format!("bin/python{minor}"));
+    run(
+        inside("/usr/local/bin/uv")?
+            .args([
+                "pip",
+                "install",
+                "--quiet",
+                "--compile-bytecode",
+                "--python",
+            ])
+            .arg(&real)
+            .arg("-r")
+            .arg(&req),
+        "uv pip install (in the Debian root)",
+    )?;
+    let launch = std::path::absolute(super::roots::launcher(venvs, minor))?;
+    // uv links python3 and pythonX.Y to `python`, which becomes the host's launcher: point
+    // them at the root's interpreter instead, so that inside the root they stay interpreters.
+    for name in [format!("python{minor}"), "python3".into()] {
+        let link = dir.join("bin").join(&name);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(super::roots::python_inside(minor), &link)
+            .with_context(|| format!("cannot link {}", link.display()))?;
+    }
+    let python = dir.join("bin/python");
+    std::fs::remove_file(&python)
+        .with_context(|| format!("cannot replace {}", python.display()))?;
+    std::fs::write(&python, super::roots::env_launcher_text(&launch, &real))
+        .with_context(|| format!("cannot write {}", python.display()))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755))?;
+    Ok(())
 }
