@@ -92,6 +92,37 @@ pub fn findings() -> Vec<Finding> {
             },
         });
     }
+    // 3.14 and 3.15 from Debian's unstable suite, as roots in the default environments folder.
+    let venvs = std::path::Path::new(".venvs");
+    for v in crate::python::roots::VERSIONS {
+        let made = crate::python::roots::launcher(venvs, v).is_file();
+        out.push(match crate::python::find_interpreter_in(v, venvs) {
+            Ok(i) => Finding {
+                what: format!("python {v}"),
+                level: Level::Ok,
+                detail: match &i.root {
+                    Some(_) => format!(
+                        "{} in the Debian root {}",
+                        i.version,
+                        crate::python::roots::dir(venvs, v).display()
+                    ),
+                    None => format!("{} at {}", i.version, i.exe.display()),
+                },
+            },
+            Err(e) if made => Finding {
+                what: format!("python {v}"),
+                level: Level::Warn,
+                detail: format!("{e:#}"),
+            },
+            Err(_) => Finding {
+                what: format!("python {v}"),
+                level: Level::Ok,
+                detail: format!(
+                    "optional, not made: `asynclab pythons add {v}` (a Debian sid root)"
+                ),
+            },
+        });
+    }
     out.push(
         match on_path("uv").or_else(|| {
             Some(".venvs/.tools/bin/uv".into()).filter(|p: &std::path::PathBuf| p.is_file())
