@@ -1,4 +1,4 @@
-//! The remote database end to end: `db_remote` with a delay line of 10 ms between the workers
+//! The remote database end to end: `db_remote` with a delay line of 5 ms between the workers
 //! and a real PostgreSQL, checked against Little's law at that RTT (each request is 3 sequential
 //! queries, so no variant can exceed concurrency ÷ (3 × RTT)), the reference client beside it,
 //! the schema, and the report's network section; and the network parameters' one-line errors.
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::*;
 
-const RTT_MS: f64 = 10.0;
+const RTT_MS: f64 = 5.0;
 const CONCURRENCY: f64 = 10.0;
 const PER_REQUEST: f64 = 3.0;
 
@@ -20,7 +20,7 @@ fn littles_bound_per_s() -> f64 {
 }
 
 #[test]
-fn db_remote_through_a_10_ms_delay_line_obeys_littles_law() {
+fn db_remote_through_a_5_ms_delay_line_obeys_littles_law() {
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     bin()
@@ -29,7 +29,7 @@ fn db_remote_through_a_10_ms_delay_line_obeys_littles_law() {
             "--scenario",
             "db_remote",
             "--param",
-            "rtt_ms=0,10",
+            "rtt_ms=0,5",
             "--param",
             "concurrency=10",
             "--param",
@@ -104,10 +104,10 @@ fn db_remote_through_a_10_ms_delay_line_obeys_littles_law() {
             );
             assert!(fastest_ms >= PER_REQUEST * RTT_MS);
         } else {
-            // Without the delay line the same requests go much faster.
+            // Without the delay line the same requests go faster than the line allows.
             assert!(
-                tput > bound * 1.5,
-                "{}: {tput}/s at rtt 0 (bound at 10 ms: {bound})",
+                tput > bound,
+                "{}: {tput}/s at rtt 0 (bound at {RTT_MS} ms: {bound})",
                 c["id"]
             );
         }

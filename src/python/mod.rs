@@ -8,7 +8,7 @@ mod venv;
 pub use discover::{find_interpreter, find_interpreter_in, Interpreter};
 pub use venv::{prepare_env, requirements_for};
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A ready environment: the interpreter version and the environment's `python`.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,4 +35,16 @@ pub fn is_stdlib_module(name: &str) -> bool {
         .lines()
         .filter(|l| !l.starts_with('#'))
         .any(|l| l == name)
+}
+
+/// `uv` on PATH, or the one `make tools` installs under the environments folder.
+pub(crate) fn find_uv(venvs: &Path) -> Option<PathBuf> {
+    let local = venvs.join(".tools/bin/uv");
+    if local.is_file() {
+        return Some(local);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("uv"))
+        .find(|p| p.is_file())
 }

@@ -149,7 +149,7 @@ pub fn add(minor: &str, venvs: &Path, rebuild: bool) -> anyhow::Result<PathBuf> 
             last.unwrap_or("see its output").trim()
         );
     }
-    let uv = super::venv::find_uv(venvs).context(
+    let uv = super::find_uv(venvs).context(
         "asynclab pythons add: uv not found; run `make tools` (it installs uv under .venvs/.tools)",
     )?;
     std::fs::copy(&uv, building.join("usr/local/bin/uv"))

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context;
 
-use super::venv::find_uv;
+use super::find_uv;
 use super::PythonEnv;
 
 /// The file in an environment listing the scenario requirements installed into it, one a line.

@@ -20,18 +20,6 @@ pub fn requirements_for(workloads: &Path, version: &str) -> PathBuf {
     workloads.join("requirements").join(file)
 }
 
-/// `uv` on PATH, or the one `make tools` installs under the environments folder.
-pub(super) fn find_uv(venvs: &Path) -> Option<PathBuf> {
-    let local = venvs.join(".tools/bin/uv");
-    if local.is_file() {
-        return Some(local);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("uv"))
-        .find(|p| p.is_file())
-}
-
 fn run(cmd: &mut Command, what: &str) -> anyhow::Result<()> {
     let out = cmd
         .stdin(Stdio::null())
@@ -103,7 +91,7 @@ pub fn prepare_env(
             exe: std::path::absolute(&exe)?,
         });
     }
-    match find_uv(venvs) {
+    match super::find_uv(venvs) {
         Some(uv) => {
             run(
                 Command::new(&uv)
