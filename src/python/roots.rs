@@ -3,8 +3,9 @@
 //! debootstrap in the environments folder (`asynclab pythons add 3.14`).
 //!
 //! A root is `VENVS/roots/python3.14/` with the tree in `sid/` and `launch` beside it: a shell
-//! script that runs a program inside the tree with the host's /proc, /dev and its own top-level
-//! folders (/tmp, /work, /root, /home, /srv, /mnt) at the same paths, in a private mount
+//! script that runs a program inside the tree with the host's /proc, /dev and every host
+//! top-level folder that is not a system folder of the root (/tmp, /work, /root, /home, a CI
+//! checkout's /check, ...) at the same paths, in a private mount
 //! namespace (`unshare --mount`, then `unshare --root --wd`: a chroot that keeps the working
 //! directory). `launch` execs all the way down, so the worker
 //! keeps the pid the driver started, and is measured from outside exactly as any other worker:
@@ -26,8 +27,13 @@ pub const SUITE: &str = "sid";
 pub const MIRROR: &str = "http://deb.debian.org/debian";
 /// Where the host's CA bundle is copied inside a root.
 pub const CA_IN_ROOT: &str = "/etc/ssl/asynclab-host-ca.crt";
-/// Top-level host folders made visible inside a root, at the same paths.
-pub const SHARED_DIRS: &[&str] = &["/tmp", "/work", "/root", "/home", "/srv", "/mnt"];
+/// The root's own top-level folders: every other top-level host folder is made visible inside
+/// the root at the same path, so a checkout, its workloads and its environments are found
+/// wherever they live.
+pub const SYSTEM_DIRS: &[&str] = &[
+    "bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "run", "sbin", "sys",
+    "usr", "var",
+];
 /// Minor versions Debian's unstable suite packages.
 pub const VERSIONS: &[&str] = &["3.14", "3.15"];
 
@@ -51,29 +57,40 @@ pub fn python_inside(minor: &str) -> String {
     format!("/usr/bin/python{minor}")
 }
 
+/// Whether the host path `path` is seen at the same path inside a root: it is absolute and
+/// its top-level folder is not one of the root's own ([`SYSTEM_DIRS`]).
+pub fn shared(path: &Path) -> bool {
+    let mut parts = path.components();
+    parts.next() == Some(std::path::Component::RootDir)
+        && matches!(parts.next(), Some(std::path::Component::Normal(top))
+            if !SYSTEM_DIRS.iter().any(|d| top == *d))
+}
+
 /// The launcher script for a tree at `tree`.
 fn launcher_text(tree: &Path) -> String {
-    let dirs = SHARED_DIRS.join(" ");
+    let system = SYSTEM_DIRS.join("|");
     format!(
         r#"#!/bin/sh
 # Made by `asynclab pythons add`: runs PROGRAM ARGS... inside the Debian {SUITE} root
-# {tree}, with the host's /proc, /dev and {dirs} at the same paths, in a private mount
-# namespace, in the same working directory; execs down to PROGRAM, which keeps this
-# process's pid.
+# {tree}, with the host's /proc, /dev and every host top-level folder but the root's own
+# ({system}) at the same paths, in a private mount namespace, in the same working
+# directory; execs down to PROGRAM, which keeps this process's pid.
 ROOT='{tree}'
 if [ "$(id -u)" = 0 ]; then NS="--mount"; else NS="--user --map-root-user --mount"; fi
 exec unshare $NS --propagation private -- /bin/sh -c '
 ROOT=$1; shift
 mount -t proc proc "$ROOT/proc" || exit 125
 mount --rbind /dev "$ROOT/dev" || exit 125
-for d in {dirs}; do
-  [ -d "$d" ] || continue
+for d in /*; do
+  case "$d" in /{system_alt}) continue ;; esac
+  [ -d "$d" ] && [ ! -L "$d" ] || continue
   mkdir -p "$ROOT$d" && mount --rbind "$d" "$ROOT$d" || exit 125
 done
 exec unshare --root="$ROOT" --wd="$PWD" "$@"
 ' launch "$ROOT" "$@"
 "#,
-        tree = tree.display()
+        tree = tree.display(),
+        system_alt = SYSTEM_DIRS.join("|/"),
     )
 }
 
@@ -229,9 +246,23 @@ mod tests {
         assert!(text.contains("ROOT='/v/roots/python3.14/sid'"));
         assert!(text.contains("exec unshare $NS --propagation private"));
         assert!(text.contains("exec unshare --root=\"$ROOT\" --wd=\"$PWD\" \"$@\""));
-        for d in SHARED_DIRS {
-            assert!(text.contains(d), "{d}");
-        }
+        assert!(text.contains("for d in /*; do"));
+        assert!(text.contains("case \"$d\" in /bin|/boot|/dev|/etc|"));
         assert!(!provides("3.13") && provides("3.14"));
+    }
+
+    #[test]
+    fn any_top_level_folder_but_the_roots_own_is_shared() {
+        for p in [
+            "/check/work/main/.venvs",
+            "/tmp/x",
+            "/work/main",
+            "/root/.cache",
+        ] {
+            assert!(shared(Path::new(p)), "{p}");
+        }
+        for p in ["/usr/lib", "/etc/ssl", "/var/tmp", "relative/path", "/"] {
+            assert!(!shared(Path::new(p)), "{p}");
+        }
     }
 }

@@ -147,20 +147,17 @@ pub fn prepare_env(
 
 /// Builds the environment `dir` inside the Debian root of `minor` with the uv copied there
 /// (the root's interpreter does not run on the host), then makes `dir/bin/python` the host's
-/// way in: a launcher for `dir/bin/pythonX.Y` inside the root. `dir` must be under one of
-/// the folders the root shares ([`super::roots::SHARED_DIRS`]).
+/// way in: a launcher for `dir/bin/pythonX.Y` inside the root. `dir` must be in a folder the
+/// root shares with the host ([`super::roots::shared`]).
 fn build_in_root(minor: &str, dir: &Path, req: &Path, venvs: &Path) -> anyhow::Result<()> {
     let dir = std::path::absolute(dir)?;
     let req = std::path::absolute(req)?;
-    if !super::roots::SHARED_DIRS
-        .iter()
-        .any(|d| dir.starts_with(d) && req.starts_with(d))
-    {
+    if !(super::roots::shared(&dir) && super::roots::shared(&req)) {
         anyhow::bail!(
-            "the environment {} and {} must be under one of {} to be built inside the Debian root; pass --venvs and --workloads there",
+            "the environment {} and {} must be outside the system folders (/{}) to be built inside the Debian root; pass --venvs and --workloads elsewhere",
             dir.display(),
             req.display(),
-            super::roots::SHARED_DIRS.join(", ")
+            super::roots::SYSTEM_DIRS.join(", /")
         );
     }
     let inside = |program: &str| super::roots::command_inside(venvs, minor, program);
