@@ -7,6 +7,17 @@ Variants (each run is one batch in a fresh process, cyclic GC disabled during th
 - `tcp_echo`: `round_trips` sequential round trips of `payload_bytes` bytes on one stream to the
   Rust echo service (write, drain, readexactly), the connection opened in setup.
 
+The published comparison (`../shared/reference/published-figures.md`, section 4) shaped two of
+these differently; its shapes run beside the lab's so each published ratio is compared like for
+like:
+- `sleep0_gathered`: the same tasks, but the coroutines are passed to `gather`, which wraps each
+  in a task itself (`ensure_future`), as published; `sleep0_tasks` creates them first with
+  `create_task`;
+- `tcp_echo_inloop`: the same round trips, but to an echo server (`asyncio.start_server`) run by
+  the same event loop in the same process, as published: each round trip then runs the loop's
+  own server side too, so the loop's share of the work is larger than against the Rust peer,
+  whose side runs in another process on its own schedule.
+
 The loop is made in setup (`harness.new_event_loop`; a loop that is not installed makes the cell
 *skipped*, with the reason). `extra["elapsed_ms"]` is the timed part measured inside; the driver
 measures wall time, CPU and peak RSS from outside.
@@ -82,12 +93,26 @@ class Sleep0Tasks(LoopWorkload):
         return done
 
 
+class Sleep0Gathered(LoopWorkload):
+    async def main(self) -> int:
+        total, batch, done = int(self.params["tasks"]), int(self.params["batch"]), 0
+        gather = asyncio.gather
+        while done < total:
+            size = min(batch, total - done)
+            await gather(*[_sleeper() for _ in range(size)])
+            done += size
+        return done
+
+
 class TcpEcho(LoopWorkload):
     def __init__(self, params: dict, services: dict) -> None:
         super().__init__(params, services)
-        addr = echo_addr(services, "tcp_echo")
-        self.echo = EchoClient(addr, int(params["payload_bytes"]))
+        self.echo = EchoClient(self.echo_server(services), int(params["payload_bytes"]))
         self.loop.run_until_complete(self.echo.open())
+
+    def echo_server(self, services: dict) -> str:
+        """The host:port to echo against: the driver's Rust echo service."""
+        return echo_addr(services, "tcp_echo")
 
     async def main(self) -> int:
         await self.echo.round_trips(int(self.params["round_trips"]))
@@ -97,4 +122,35 @@ class TcpEcho(LoopWorkload):
         await self.echo.close()
 
 
-VARIANTS = {"callbacks": Callbacks, "sleep0_tasks": Sleep0Tasks, "tcp_echo": TcpEcho}
+async def _echo_back(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """The in-loop echo server's side of one connection: what it reads, it writes back."""
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    finally:
+        writer.close()
+
+
+class TcpEchoInLoop(TcpEcho):
+    """Round trips to an echo server on 127.0.0.1:0 served by this same loop (opened in setup)."""
+
+    def echo_server(self, services: dict) -> str:
+        serve = asyncio.start_server(_echo_back, "127.0.0.1", 0)
+        self.server = self.loop.run_until_complete(serve)
+        host, port = self.server.sockets[0].getsockname()[:2]
+        return f"{host}:{port}"
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        self.server.close()
+        await self.server.wait_closed()
+
+
+VARIANTS = {
+    "callbacks": Callbacks,
+    "sleep0_tasks": Sleep0Tasks,
+    "sleep0_gathered": Sleep0Gathered,
+    "tcp_echo": TcpEcho,
+    "tcp_echo_inloop": TcpEchoInLoop,
+}

@@ -9,11 +9,17 @@ pytest_plugins = ["echo_server"]
 
 SCRIPT = "workloads/event_loops.py"
 SMALL = {"callbacks": 2000, "tasks": 1200, "batch": 500, "round_trips": 50, "payload_bytes": 1024}
-EXPECTED_OPS = {"callbacks": 2000, "sleep0_tasks": 1200, "tcp_echo": 50}
+EXPECTED_OPS = {
+    "callbacks": 2000,
+    "sleep0_tasks": 1200,
+    "sleep0_gathered": 1200,
+    "tcp_echo": 50,
+    "tcp_echo_inloop": 50,
+}
 
 
 @pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
-@pytest.mark.parametrize("variant", ["callbacks", "sleep0_tasks", "tcp_echo"])
+@pytest.mark.parametrize("variant", sorted(EXPECTED_OPS))
 def test_each_workload_does_its_operations(harness_run, echo_addr, variant, loop):
     params = {**SMALL, "loop": loop}
     run = harness_run(SCRIPT, variant, params, {"echo_addr": echo_addr})
