@@ -44,7 +44,7 @@ pub enum Command {
     /// bandwidth cap) on a loopback port, until Ctrl-C.
     DelayProxy(crate::commands::delay_proxy::DelayProxyArgs),
     /// Measure the mock server's delay accuracy and throughput on this machine.
-    SelfCheck,
+    SelfCheck(crate::commands::self_check::SelfCheckArgs),
     /// Say what the machine has and what is missing, with the fix for each.
     Doctor(crate::commands::doctor::DoctorArgs),
     /// Per-request translation: asyncio time per request from a run's asyncio_ops figures, and

@@ -61,7 +61,7 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
         Command::Pythons(a) => commands::pythons::execute(&a),
         Command::MockServer(a) => commands::mock_server::execute(&a),
         Command::DelayProxy(a) => commands::delay_proxy::execute(&a),
-        Command::SelfCheck => commands::self_check::execute(),
+        Command::SelfCheck(args) => commands::self_check::execute(&args),
         Command::Doctor(a) => commands::doctor::execute(&a),
         Command::Cost(a) => commands::cost::execute(&a),
         Command::Report(a) => commands::report::execute(&a),

@@ -186,6 +186,11 @@ pub struct Method {
     /// above 0); empty when every cell talked to its services directly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delay_lines: Vec<DelayLineRecord>,
+    /// The CPU wake-up latency request in force while the run measured: "held at 0 µs ..."
+    /// (idle CPUs poll, so the lab's timers and every wake-up are prompt) or "not held (why)";
+    /// absent in documents from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake_hold: Option<String>,
 }
 
 /// One delay line a run started: a TCP proxy in front of one service

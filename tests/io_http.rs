@@ -40,6 +40,12 @@ fn quick_io_http_meets_littles_law_and_the_schema() {
         .map(|e| format!("{} at {}", e, e.instance_path))
         .collect();
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    // The mock server's timer ran with the wake-up latency request (root here) or says why not.
+    let wake = r["method"]["wake_hold"].as_str().unwrap();
+    assert!(
+        wake.starts_with("held at 0 µs") || wake.starts_with("not held ("),
+        "{wake}"
+    );
 
     let cells = r["cells"].as_array().unwrap();
     let variants: Vec<&str> = cells

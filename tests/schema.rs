@@ -85,6 +85,8 @@ fn fully_populated() -> Results {
         rtt_ms: 5.0,
         jitter_ms: 0.5,
     }];
+    r.method.wake_hold =
+        Some("held at 0 µs through /dev/cpu_dma_latency: idle CPUs poll instead of halting".into());
     r.ceilings = vec![asynclab::results::CeilingRecord {
         scenario: "db_remote".into(),
         params: BTreeMap::from([("rtt_ms".to_string(), Value::from(5))]),

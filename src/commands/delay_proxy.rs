@@ -76,6 +76,8 @@ pub fn execute(args: &DelayProxyArgs) -> anyhow::Result<i32> {
         shape: args.jitter,
         bandwidth_bytes_per_s: bandwidth,
     };
+    let hold = crate::services::wake_hold::WakeHold::acquire();
+    eprintln!("asynclab: CPU wake-up latency {}", hold.detail);
     delay_line::run_standalone(SocketAddr::new(args.host, args.port), upstream, spec)?;
     Ok(0)
 }

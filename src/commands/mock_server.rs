@@ -17,6 +17,8 @@ pub struct MockServerArgs {
 
 /// Serves until interrupted; a port in use is an error naming the address.
 pub fn execute(args: &MockServerArgs) -> anyhow::Result<i32> {
+    let hold = crate::services::wake_hold::WakeHold::acquire();
+    eprintln!("asynclab: CPU wake-up latency {}", hold.detail);
     services::mock_http::run_standalone(std::net::SocketAddr::new(args.host, args.port))?;
     Ok(0)
 }

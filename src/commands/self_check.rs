@@ -1,26 +1,93 @@
 //! `asynclab self-check` (`make bench`): the mock server's delay accuracy and throughput, its
 //! timer at a thousand requests in flight, and the delay line's overshoot, on this machine.
+//!
+//! The timer checks run [`REPEATS`] times and are judged on the median of their p99s, as the
+//! lab judges a cell on the median of its rounds: on a VM, one stall of the whole guest
+//! (1–15 ms, seen a few times an hour on the 2-core VM) lands in a single repeat's p99, and
+//! every repeat is printed.
 
+use clap::Args;
+
+use crate::services::wake_hold::WakeHold;
 use crate::services::{delay_check, selfcheck};
+use crate::stats::percentile::median;
+
+/// Repeats of each timer check.
+pub const REPEATS: usize = 3;
+
+/// `asynclab self-check`.
+#[derive(Debug, Args, Clone)]
+pub struct SelfCheckArgs {
+    /// Measure without the 0 µs CPU wake-up latency request runs hold while the lab's timers
+    /// are in use (to see what it buys on this machine).
+    #[arg(long)]
+    pub no_wake_hold: bool,
+}
 
 /// Measures and prints each report; 1 when any is not fit for measuring.
-pub fn execute() -> anyhow::Result<i32> {
+pub fn execute(args: &SelfCheckArgs) -> anyhow::Result<i32> {
+    let hold = if args.no_wake_hold {
+        WakeHold::none("--no-wake-hold")
+    } else {
+        WakeHold::acquire()
+    };
+    println!("CPU wake-up latency: {}", hold.detail);
     let mut fit = true;
     let report = selfcheck::run(selfcheck::SelfCheckOpts::default())?;
     println!("{report}");
     fit &= report.is_fit();
+
     let many = selfcheck::SelfCheckOpts {
         requests: 5 * selfcheck::MANY_CONCURRENT,
         concurrency: selfcheck::MANY_CONCURRENT,
-        max_delay_error_p99_ms: selfcheck::MAX_TIMER_ERROR_P99_MS,
         ..selfcheck::SelfCheckOpts::default()
     };
-    let report = selfcheck::run(many)?;
-    println!("{report}");
-    fit &= report.is_fit();
-    for check in delay_check::run()? {
-        println!("{check}");
-        fit &= check.is_fit();
+    let mut late_p99s = Vec::new();
+    for repeat in 1..=REPEATS {
+        let report = selfcheck::run(many.clone())?;
+        println!("repeat {repeat} of {REPEATS}: {report}");
+        fit &= report.is_fit();
+        late_p99s.push(report.timer_late_p99_ms);
     }
+    fit &= judged(
+        &format!(
+            "mock server timer at {} in flight: late p99",
+            selfcheck::MANY_CONCURRENT
+        ),
+        &late_p99s,
+        selfcheck::MAX_TIMER_LATE_P99_MS,
+    );
+
+    let repeats = (0..REPEATS)
+        .map(|_| delay_check::run())
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    for (i, &rtt_ms) in delay_check::RTTS_MS.iter().enumerate() {
+        let checks: Vec<_> = repeats.iter().map(|r| &r[i]).collect();
+        for (repeat, check) in checks.iter().enumerate() {
+            println!("repeat {} of {REPEATS}: {check}", repeat + 1);
+            fit &= check.early_min_ms >= 0.0;
+        }
+        let p99s: Vec<f64> = checks.iter().map(|c| c.overshoot_p99_ms).collect();
+        fit &= judged(
+            &format!("delay line at {rtt_ms} ms: overshoot p99"),
+            &p99s,
+            delay_check::bound_ms(rtt_ms),
+        );
+    }
+    drop(hold);
     Ok(if fit { 0 } else { 1 })
+}
+
+/// Prints the median of the repeats' p99s against `bound`; whether it is within.
+fn judged(what: &str, p99s_ms: &[f64], bound: f64) -> bool {
+    let m = median(p99s_ms);
+    let each: Vec<String> = p99s_ms.iter().map(|v| format!("{v:.3}")).collect();
+    let ok = m <= bound;
+    println!(
+        "{what} median {m:.3} ms over {} repeats ({} ms): {} (bound {bound:.2} ms)",
+        p99s_ms.len(),
+        each.join(", "),
+        if ok { "fit" } else { "NOT FIT" }
+    );
+    ok
 }

@@ -26,6 +26,9 @@ fn intro(r: &Report) -> Vec<Block> {
             cpu_list(&m.cpus)
         )));
     }
+    if let Some(w) = &m.wake_hold {
+        out.push(Block::Para(format!("CPU wake-up latency request: {w}.")));
+    }
     out
 }
 

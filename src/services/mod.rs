@@ -9,3 +9,4 @@ pub mod mock_http;
 pub mod postgres;
 pub mod precise_timer;
 pub mod selfcheck;
+pub mod wake_hold;

@@ -159,9 +159,85 @@ impl Future for PreciseSleep {
     }
 }
 
+/// Width of a [`Lateness`] bucket.
+const BUCKET: Duration = Duration::from_micros(10);
+/// Buckets of a [`Lateness`]: 10 µs each up to 20 ms; the last also holds anything later.
+const BUCKETS: usize = 2000;
+
+/// How late sleeps ended (their end minus their deadline), in 10 µs buckets: what a server
+/// that sleeps on this timer records, so its own precision can be read apart from its
+/// clients' scheduling. Fixed size, lock-free, so recording costs one atomic add.
+pub struct Lateness {
+    buckets: Vec<std::sync::atomic::AtomicU64>,
+}
+
+impl Default for Lateness {
+    fn default() -> Self {
+        Lateness {
+            buckets: (0..BUCKETS).map(|_| Default::default()).collect(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Lateness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Lateness({} sleeps)", self.count())
+    }
+}
+
+impl Lateness {
+    /// Records one sleep that ended `late` after its deadline.
+    pub fn record(&self, late: Duration) {
+        let i = (late.as_nanos() / BUCKET.as_nanos()).min(BUCKETS as u128 - 1) as usize;
+        self.buckets[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Sleeps recorded.
+    pub fn count(&self) -> u64 {
+        self.counts().iter().sum()
+    }
+
+    fn counts(&self) -> Vec<u64> {
+        let relaxed = std::sync::atomic::Ordering::Relaxed;
+        self.buckets.iter().map(|b| b.load(relaxed)).collect()
+    }
+
+    /// The `p`th percentile (nearest rank) as its bucket's upper edge, in ms (an overstatement
+    /// of at most 10 µs); NaN when nothing was recorded.
+    pub fn percentile_ms(&self, p: f64) -> f64 {
+        let counts = self.counts();
+        let total: u64 = counts.iter().sum();
+        if total == 0 {
+            return f64::NAN;
+        }
+        let rank = ((p / 100.0 * total as f64).ceil() as u64).clamp(1, total);
+        let mut seen = 0;
+        for (i, c) in counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return BUCKET.as_secs_f64() * 1e3 * (i + 1) as f64;
+            }
+        }
+        unreachable!("the ranks add up to the total")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lateness_percentiles_are_bucket_upper_edges() {
+        let l = Lateness::default();
+        assert!(l.percentile_ms(50.0).is_nan());
+        for us in [5, 15, 25, 35] {
+            l.record(Duration::from_micros(us));
+        }
+        l.record(Duration::from_secs(1)); // beyond the last bucket: kept there
+        assert_eq!(l.count(), 5);
+        assert!((l.percentile_ms(40.0) - 0.02).abs() < 1e-9);
+        assert!((l.percentile_ms(100.0) - 20.0).abs() < 1e-9);
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn never_early_and_in_deadline_order() {

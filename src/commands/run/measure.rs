@@ -55,6 +55,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
                 repeats: args.repeats(),
             }),
             delay_lines: services.delay_line_records(),
+            wake_hold: Some(services.wake.detail.clone()),
         },
         scenarios: plan
             .scenarios

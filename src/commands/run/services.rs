@@ -1,6 +1,8 @@
 //! Stage 2 of `asynclab run`: starts the servers the planned scenarios need (mock HTTP, TCP
 //! echo, PostgreSQL) and, for every network distance the plan's cells ask for, a delay line
 //! in front of each service they use; hands out the addresses; dropping [`Services`] stops them.
+//! While the mock server or a delay line runs, it holds the CPU wake-up latency request
+//! ([`WakeHold`]) their timers need.
 
 use std::sync::Arc;
 
@@ -15,6 +17,7 @@ use crate::services::delay_line::{DelayLine, DelaySpec, JitterShape};
 use crate::services::echo::EchoServer;
 use crate::services::mock_http::MockHttp;
 use crate::services::postgres::{PgBackend, Postgres};
+use crate::services::wake_hold::WakeHold;
 
 /// The running services (guards that stop them when dropped) and their addresses.
 pub struct Services {
@@ -30,6 +33,9 @@ pub struct Services {
     pub http: Option<MockHttp>,
     /// Where the workers find them, per network distance.
     pub routes: Routes,
+    /// The 0 µs CPU wake-up latency request, held while the mock server's delays or a delay
+    /// line's releases are timed (their precision depends on how fast an idle CPU wakes).
+    pub wake: WakeHold,
 }
 
 impl Services {
@@ -107,7 +113,13 @@ pub fn start(plan: &RunPlan, pg: PgBackend, pg_image: &str) -> anyhow::Result<Se
         database_url: pg.as_ref().map(|p| p.url().to_string()),
         echo_addr: echo.as_ref().map(|e| e.addr().to_string()),
     };
+    let wake = if plan.needs(Service::Http) || !networks(plan).is_empty() {
+        WakeHold::acquire()
+    } else {
+        WakeHold::none("no mock server or delay line in this run")
+    };
     let mut services = Services {
+        wake,
         lines: Vec::new(),
         pg,
         echo,
