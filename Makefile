@@ -73,13 +73,7 @@ docker-down:
 RSLOOP_PIN := rsloop==0.1.66
 comma := ,
 rsloop: envs
-	@failed=0; for v in $(subst $(comma), ,$(PYTHONS)); do \
-	  py=$$(ls .venvs/cpython-$$v.*/bin/python | head -n1); \
-	  echo "building $(RSLOOP_PIN) into $$py"; \
-	  RUSTUP_TOOLCHAIN=stable RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zcrate-attr=feature(allocator_api)" \
-	    $(UV) pip install --python $$py --no-binary rsloop --compile-bytecode $(RSLOOP_PIN) \
-	    || { echo "rsloop did not build for $$py: its --loop rsloop cells will be skipped"; failed=1; }; \
-	done; exit $$failed
+	scripts/build-rsloop.sh $(RSLOOP_PIN) $(UV) $(subst $(comma), ,$(PYTHONS))
 
 # Rebuild the latest run's report (summary.md, report.html, charts/) from its results.json and
 # refresh the charts the README shows.

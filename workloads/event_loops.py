@@ -5,7 +5,10 @@ Variants (each run is one batch in a fresh process, cyclic GC disabled during th
 - `sleep0_tasks`: `tasks` tasks that each await `asyncio.sleep(0)`, created and gathered in
   batches of `batch`;
 - `tcp_echo`: `round_trips` sequential round trips of `payload_bytes` bytes on one stream to the
-  Rust echo service (write, drain, readexactly), the connection opened in setup.
+  Rust echo service (write, drain, readexactly), the connection opened in setup. `streams`:
+  `native` opens it with `asyncio.open_connection` as the loop has it (rsloop installs its native
+  fast streams there, as published; the other loops have none, so they get asyncio's),
+  `stdlib` with asyncio's own streams on any loop.
 
 The published comparison (`../shared/reference/published-figures.md`, section 4) shaped two of
 these differently; its shapes run beside the lab's so each published ratio is compared like for
@@ -29,7 +32,7 @@ import asyncio
 import gc
 
 import harness
-from echo_client import EchoClient, echo_addr
+from echo_client import EchoClient, check_streams, echo_addr, stdlib_start_server, streams_impl
 
 PARAMS = {
     "loop": "asyncio",
@@ -38,6 +41,7 @@ PARAMS = {
     "batch": 5_000,
     "round_trips": 20_000,
     "payload_bytes": 1024,
+    "streams": "native",
 }
 
 
@@ -107,7 +111,10 @@ class Sleep0Gathered(LoopWorkload):
 class TcpEcho(LoopWorkload):
     def __init__(self, params: dict, services: dict) -> None:
         super().__init__(params, services)
-        self.echo = EchoClient(self.echo_server(services), int(params["payload_bytes"]))
+        self.streams = check_streams(params.get("streams", "native"))
+        self.echo = EchoClient(
+            self.echo_server(services), int(params["payload_bytes"]), self.streams
+        )
         self.loop.run_until_complete(self.echo.open())
 
     def echo_server(self, services: dict) -> str:
@@ -117,6 +124,11 @@ class TcpEcho(LoopWorkload):
     async def main(self) -> int:
         await self.echo.round_trips(int(self.params["round_trips"]))
         return int(self.params["round_trips"])
+
+    def run(self) -> harness.Outcome:
+        outcome = super().run()
+        outcome.extra["streams"] = streams_impl(self.streams)
+        return outcome
 
     async def aclose(self) -> None:
         await self.echo.close()
@@ -136,7 +148,10 @@ class TcpEchoInLoop(TcpEcho):
     """Round trips to an echo server on 127.0.0.1:0 served by this same loop (opened in setup)."""
 
     def echo_server(self, services: dict) -> str:
-        serve = asyncio.start_server(_echo_back, "127.0.0.1", 0)
+        stdlib = check_streams(self.params.get("streams", "native")) == "stdlib"
+        serve = (stdlib_start_server if stdlib else asyncio.start_server)(
+            _echo_back, "127.0.0.1", 0
+        )
         self.server = self.loop.run_until_complete(serve)
         host, port = self.server.sockets[0].getsockname()[:2]
         return f"{host}:{port}"

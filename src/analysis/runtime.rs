@@ -100,7 +100,8 @@ pub enum LoopEntry {
 /// One workload on one interpreter, across loops.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoopRow {
-    /// The workload (variant).
+    /// The workload (variant), with the other parameters that vary between the scenario's
+    /// cells (`tcp_echo streams=stdlib`) when there are any.
     pub variant: String,
     /// Interpreter.
     pub python: String,
@@ -283,6 +284,36 @@ fn elapsed_ms(c: &Cell) -> Vec<f64> {
         .collect()
 }
 
+/// Parameters other than `loop` whose values differ between `cells` (a matrix axis such as
+/// `streams=native,stdlib`), sorted.
+fn axes_beside_loop(cells: &[&Cell]) -> Vec<String> {
+    let mut keys: Vec<String> = cells
+        .iter()
+        .flat_map(|c| c.params.keys().cloned())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys.retain(|k| {
+        k != "loop" && {
+            let first = cells.first().and_then(|c| c.params.get(k));
+            cells.iter().any(|c| c.params.get(k) != first)
+        }
+    });
+    keys
+}
+
+/// A cell's row in the loop table: its variant, then `key=value` of each axis.
+fn row_label(c: &Cell, axes: &[String]) -> String {
+    let mut label = c.variant.clone();
+    for k in axes {
+        if let Some(v) = c.params.get(k) {
+            let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            label.push_str(&format!(" {k}={v}"));
+        }
+    }
+    label
+}
+
 /// Event loops compared, for a scenario whose runs carry `extra.elapsed_ms`; None otherwise.
 pub fn loop_report(name: &str, cells: &[&Cell]) -> Option<LoopReport> {
     let timed = cells
@@ -293,10 +324,12 @@ pub fn loop_report(name: &str, cells: &[&Cell]) -> Option<LoopReport> {
     }
     let loops = loops_of(cells);
     let pythons = pythons_of(cells);
-    let mut variants: Vec<&str> = Vec::new();
+    let axes = axes_beside_loop(cells);
+    let mut variants: Vec<String> = Vec::new();
     for c in cells {
-        if !variants.contains(&c.variant.as_str()) {
-            variants.push(&c.variant);
+        let row = row_label(c, &axes);
+        if !variants.contains(&row) {
+            variants.push(row);
         }
     }
     let mut rows = Vec::new();
@@ -307,7 +340,7 @@ pub fn loop_report(name: &str, cells: &[&Cell]) -> Option<LoopReport> {
                 cells
                     .iter()
                     .copied()
-                    .find(|c| c.variant == *v && &c.python == p && loop_of(c) == l)
+                    .find(|c| row_label(c, &axes) == *v && &c.python == p && loop_of(c) == l)
             };
             let reference = cell_for(REFERENCE_LOOP)
                 .map(|c| stats::median(&elapsed_ms(c)))
@@ -350,4 +383,50 @@ pub fn loop_report(name: &str, cells: &[&Cell]) -> Option<LoopReport> {
         rows,
         missing,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    /// An event_loops cell with one run that took `ms` for its batch.
+    fn cell(variant: &str, event_loop: &str, streams: &str, ms: f64) -> Cell {
+        let run: Value = json!({"round": 0, "wall_s": 1.0, "inside_wall_s": 1.0, "cpu_s": 1.0,
+            "baseline_rss_mib": 1.0, "peak_rss_mib": 1.0, "peak_rss_delta_mib": 0.0,
+            "ops": 1, "errors": 0, "server_requests": null, "throughput_per_s": 1.0,
+            "latency_kind": "service", "latencies_ms": [], "error_samples": [],
+            "extra": {"elapsed_ms": ms}});
+        serde_json::from_value(json!({
+            "id": format!("event_loops/{variant}/3.14.10/loop={event_loop},streams={streams}"),
+            "scenario": "event_loops", "variant": variant, "python": "3.14.10",
+            "loop": event_loop, "params": {"loop": event_loop, "streams": streams, "tasks": 5},
+            "status": "ok", "failure": null, "runs": [run], "summary": null, "warnings": []
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_axis_beside_the_loop_gets_rows_of_its_own() {
+        let cells = [
+            cell("tcp_echo", "asyncio", "native", 700.0),
+            cell("tcp_echo", "rsloop", "native", 300.0),
+            cell("tcp_echo", "asyncio", "stdlib", 710.0),
+            cell("tcp_echo", "rsloop", "stdlib", 500.0),
+        ];
+        let refs: Vec<&Cell> = cells.iter().collect();
+        let report = loop_report("event_loops", &refs).unwrap();
+        let labels: Vec<&str> = report.rows.iter().map(|r| r.variant.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["tcp_echo streams=native", "tcp_echo streams=stdlib"],
+            "tasks=5 is the same everywhere, so it is no axis"
+        );
+        let ratio = |row: &LoopRow| match &row.entries[1] {
+            LoopEntry::Measured { vs_reference, .. } => vs_reference.unwrap(),
+            _ => panic!("rsloop measured"),
+        };
+        assert!((ratio(&report.rows[0]) - 300.0 / 700.0).abs() < 1e-9);
+        assert!((ratio(&report.rows[1]) - 500.0 / 710.0).abs() < 1e-9);
+    }
 }

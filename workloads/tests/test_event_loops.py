@@ -34,6 +34,31 @@ def test_each_workload_does_its_operations(harness_run, echo_addr, variant, loop
     assert extra["cpus"], "the CPUs the worker may run on"
 
 
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop", "rsloop"])
+@pytest.mark.parametrize("variant", ["tcp_echo", "tcp_echo_inloop"])
+@pytest.mark.parametrize("streams", ["native", "stdlib"])
+def test_tcp_runs_on_the_streams_asked_for(harness_run, echo_addr, variant, loop, streams):
+    if loop == "rsloop":
+        pytest.importorskip("rsloop")
+    params = {**SMALL, "loop": loop, "streams": streams}
+    run = harness_run(SCRIPT, variant, params, {"echo_addr": echo_addr})
+    assert run.returncode == 0, run.stderr
+    assert run.result["ops"] == EXPECTED_OPS[variant]
+    impl = run.result["extra"]["streams"]
+    if streams == "stdlib":
+        assert impl == "echo_client.stdlib_open_connection"
+    elif loop == "rsloop":
+        assert impl.startswith("rsloop."), impl
+    else:
+        assert impl == "asyncio.streams.open_connection", impl
+
+
+def test_unknown_streams_are_an_error(harness_run, echo_addr):
+    run = harness_run(SCRIPT, "tcp_echo", {**SMALL, "streams": "fast"}, {"echo_addr": echo_addr})
+    assert run.returncode == 1
+    assert "streams='fast': expected one of native, stdlib" in run.message("error")["message"]
+
+
 @pytest.mark.parametrize("loop", ["zuvloop", "rsloop"])
 def test_a_loop_that_is_not_installed_is_a_skip_with_the_reason(harness_run, loop):
     try:
