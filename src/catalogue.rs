@@ -293,7 +293,7 @@ impl Catalogue {
             for v in s.variant_params.keys() {
                 if !s.variants.contains(v) {
                     anyhow::bail!(
-                        "scenario {}: variant_params names unknown variant {v}",
+                        "scenario {}: variant_params names unknown variant {v:?}",
                         s.name
                     );
                 }
@@ -310,7 +310,7 @@ impl Catalogue {
             if let Some(b) = &s.baseline {
                 if !s.variants.contains(b) {
                     anyhow::bail!(
-                        "scenario {}: baseline {b} is not one of its variants",
+                        "scenario {}: baseline {b:?} is not one of its variants",
                         s.name
                     );
                 }
@@ -334,7 +334,7 @@ impl Catalogue {
             }
             if !dir.join(&s.script).is_file() {
                 anyhow::bail!(
-                    "scenario {}: script {} not found in {}",
+                    "scenario {}: script {:?} not found in {}",
                     s.name,
                     s.script,
                     dir.display()
