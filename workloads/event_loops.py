@@ -148,10 +148,8 @@ class TcpEchoInLoop(TcpEcho):
     """Round trips to an echo server on 127.0.0.1:0 served by this same loop (opened in setup)."""
 
     def echo_server(self, services: dict) -> str:
-        stdlib = check_streams(self.params.get("streams", "native")) == "stdlib"
-        serve = (stdlib_start_server if stdlib else asyncio.start_server)(
-            _echo_back, "127.0.0.1", 0
-        )
+        start = stdlib_start_server if self.streams == "stdlib" else asyncio.start_server
+        serve = start(_echo_back, "127.0.0.1", 0)
         self.server = self.loop.run_until_complete(serve)
         host, port = self.server.sockets[0].getsockname()[:2]
         return f"{host}:{port}"
