@@ -159,7 +159,7 @@ fn event_loops_skip_a_loop_that_is_not_installed_and_pin_cpus() {
     assert!(schema_errors(&r).is_empty(), "{:#?}", schema_errors(&r));
     assert_eq!(r["method"]["cpus"], serde_json::json!([0]));
     assert_eq!(r["method"]["warmups"], 2, "event_loops's catalogue default");
-    assert_eq!(cells(&r).len(), 6);
+    assert_eq!(cells(&r).len(), 10, "5 workloads × 2 loops");
     for c in cells(&r) {
         let id = c["id"].as_str().unwrap();
         match c["loop"].as_str().unwrap() {
@@ -168,6 +168,12 @@ fn event_loops_skip_a_loop_that_is_not_installed_and_pin_cpus() {
                 let extra = &c["runs"][0]["extra"];
                 assert_eq!(extra["cpus"], serde_json::json!([0]), "{id}: pinned");
                 assert!(extra["elapsed_ms"].as_f64().unwrap() > 0.0, "{id}");
+                if c["variant"].as_str().unwrap().starts_with("tcp_echo") {
+                    assert_eq!(
+                        extra["streams"], "asyncio.streams.open_connection",
+                        "{id}: asyncio's own streams"
+                    );
+                }
             }
             "zuvloop" => {
                 assert_eq!(c["status"], "skipped", "{id}");
