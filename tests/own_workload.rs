@@ -172,7 +172,7 @@ fn clashing_missing_and_malformed_user_catalogues_are_one_line_and_exit_2() {
         (vec![module], "has the module name of"),
         (vec![twice.clone(), twice], "has the name of a scenario in"),
         (vec![broken], "malformed catalogue"),
-        (vec![no_script], "script missing.py not found"),
+        (vec![no_script], "script \"missing.py\" not found"),
         (vec![tmp.path().join("absent.toml")], "cannot read it"),
     ];
     for (files, needle) in cases {
