@@ -3,10 +3,10 @@
 //! delay line's releases) must be precise.
 //!
 //! On a VM an idle vCPU halts, and waking it costs a trip through the hypervisor: on the 2-core
-//! Firecracker VM this lab grew on (cpuidle driver `haltpoll`, `guest_halt_poll_ns` 0), a delay
-//! line's release landed 0.14–0.4 ms late at the median. With the request held, the kernel keeps
-//! idle CPUs in their polling state, so a wake-up is a cache line, not a VM exit; the median
-//! overshoot halves (`make bench` shows both). Polling idle runs only when nothing else is
+//! Firecracker VM this lab grew on (cpuidle driver `haltpoll`, `guest_halt_poll_ns` 0), a round
+//! trip through a delay line (two timed releases) landed 0.13–0.5 ms late at the median. With
+//! the request held, the kernel keeps idle CPUs in their polling state, so a wake-up is a cache
+//! line, not a VM exit, and the median overshoot was about halved (`make bench` shows both). Polling idle runs only when nothing else is
 //! runnable, so it takes no CPU from a worker. This is what cyclictest does; the request lasts
 //! while the file stays open, so it ends with the process, however that ends.
 
