@@ -14,18 +14,6 @@ use serde_json::Value;
 /// stretch the behaviour checks' 0.1 s sleeps past their bounds and add noise to the others.
 static MEASURING: Mutex<()> = Mutex::new(());
 
-fn schema_errors(doc: &Value) -> Vec<String> {
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("schema/results.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    validator
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect()
-}
-
 fn cells(r: &Value) -> &Vec<Value> {
     r["cells"].as_array().unwrap()
 }

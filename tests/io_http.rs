@@ -30,15 +30,7 @@ fn quick_io_http_meets_littles_law_and_the_schema() {
     let r = results(&dir);
 
     // The document matches the committed schema.
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("schema/results.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&r)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
+    let errors = schema_errors(&r);
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
     // The mock server's timer ran with the wake-up latency request (root here) or says why not.
     let wake = r["method"]["wake_hold"].as_str().unwrap();

@@ -41,16 +41,6 @@ fn f(v: &Value, path: &str) -> f64 {
         .unwrap_or_else(|| panic!("{path} missing in {v}"))
 }
 
-fn schema_errors(doc: &Value) -> Vec<String> {
-    let text = std::fs::read_to_string(root().join("schema/results.schema.json")).unwrap();
-    let schema: Value = serde_json::from_str(&text).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    validator
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect()
-}
-
 /// Every variant with one request in flight, 50 requests/s (interval I = 20 ms) for 3 s: 150
 /// requests of 5 ms each, so a variant keeps up with ease. With `stall_every=100`, request 100
 /// asks for S = 1000 ms instead. Request 100 + j (j >= 1) was intended at t + j·I but cannot

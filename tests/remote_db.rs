@@ -48,15 +48,7 @@ fn db_remote_through_a_5_ms_delay_line_obeys_littles_law() {
         .assert()
         .success();
     let r = results(&dir);
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("schema/results.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&r)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
+    let errors = schema_errors(&r);
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
 
     // One delay line, before PostgreSQL, with the round trip asked.

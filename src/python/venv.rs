@@ -103,17 +103,7 @@ pub fn prepare_env(
                 "uv venv",
             )?;
             run(
-                Command::new(&uv)
-                    .args([
-                        "pip",
-                        "install",
-                        "--quiet",
-                        "--compile-bytecode",
-                        "--python",
-                    ])
-                    .arg(&exe)
-                    .arg("-r")
-                    .arg(&req),
+                &mut pip_install(Command::new(&uv), &exe, &req),
                 "uv pip install",
             )?;
         }
@@ -145,6 +135,22 @@ pub fn prepare_env(
     })
 }
 
+/// `uv` made to install requirements file `req` into the interpreter `python` (quietly, with
+/// bytecode compiled), the same on the host and inside a Debian root.
+fn pip_install(mut uv: Command, python: &Path, req: &Path) -> Command {
+    uv.args([
+        "pip",
+        "install",
+        "--quiet",
+        "--compile-bytecode",
+        "--python",
+    ])
+    .arg(python)
+    .arg("-r")
+    .arg(req);
+    uv
+}
+
 /// Builds the environment `dir` inside the Debian root of `minor` with the uv copied there
 /// (the root's interpreter does not run on the host), then makes `dir/bin/python` the host's
 /// way in: a launcher for `dir/bin/pythonX.Y` inside the root. `dir` must be in a folder the
@@ -174,17 +180,7 @@ fn build_in_root(minor: &str, dir: &Path, req: &Path, venvs: &Path) -> anyhow::R
     )?;
     let real = dir.join(format!("bin/python{minor}"));
     run(
-        inside("/usr/local/bin/uv")?
-            .args([
-                "pip",
-                "install",
-                "--quiet",
-                "--compile-bytecode",
-                "--python",
-            ])
-            .arg(&real)
-            .arg("-r")
-            .arg(&req),
+        &mut pip_install(inside("/usr/local/bin/uv")?, &real, &req),
         "uv pip install (in the Debian root)",
     )?;
     let launch = std::path::absolute(super::roots::launcher(venvs, minor))?;

@@ -53,3 +53,14 @@ pub fn processes_with(marker: &str) -> Vec<i32> {
 pub fn results(dir: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
 }
+
+/// Where `doc` breaks the committed schema (schema/results.schema.json), one line each.
+pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("schema/results.schema.json")).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect()
+}
