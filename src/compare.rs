@@ -241,7 +241,7 @@ pub fn classify(
 }
 
 fn values(c: &Cell, m: Metric) -> Vec<f64> {
-    c.runs.iter().map(|r| m.value(r)).collect()
+    c.measured_runs().into_iter().map(|r| m.value(r)).collect()
 }
 
 /// Per-round values of two cells of one run, paired by round index.
@@ -311,16 +311,14 @@ fn changes_of(label: &str, base: &Cell, new: &Cell, gate: Gate, paired: bool) ->
     }
     ops.iter()
         .map(|op| {
-            let col =
-                |c: &Cell| -> Vec<f64> { c.runs.iter().filter_map(|r| op_value(r, op)).collect() };
+            let col = |c: &Cell| -> Vec<f64> {
+                c.measured_runs()
+                    .into_iter()
+                    .filter_map(|r| op_value(r, op))
+                    .collect()
+            };
             let (b, n) = if paired {
-                base.runs
-                    .iter()
-                    .filter_map(|rb| {
-                        let rn = new.runs.iter().find(|r| r.round == rb.round)?;
-                        Some((op_value(rb, op)?, op_value(rn, op)?))
-                    })
-                    .unzip()
+                crate::analysis::verdict::paired_rounds_where(base, new, |r| op_value(r, op))
             } else {
                 (col(base), col(new))
             };

@@ -438,6 +438,25 @@ impl RunRecord {
     }
 }
 
+/// The runs a cell's figures come from: the clean ones, or every run when none is clean (the
+/// figure is still shown, and the analysis calls the cell inconclusive). The runner's summary
+/// and every later table, chart and comparison use this one rule.
+pub fn measured_runs(all: &[RunRecord]) -> Vec<&RunRecord> {
+    let clean: Vec<&RunRecord> = all.iter().filter(|r| r.is_clean()).collect();
+    if clean.is_empty() {
+        all.iter().collect()
+    } else {
+        clean
+    }
+}
+
+impl Cell {
+    /// This cell's measured runs ([`measured_runs`]): contaminated ones left out.
+    pub fn measured_runs(&self) -> Vec<&RunRecord> {
+        measured_runs(&self.runs)
+    }
+}
+
 /// Latency percentiles over all operations of all rounds of a cell.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LatencySummary {

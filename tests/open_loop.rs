@@ -54,9 +54,10 @@ fn f(v: &Value, path: &str) -> f64 {
 #[test]
 fn a_stalled_server_grows_the_corrected_p99_not_the_uncorrected_one() {
     let (stall_ms, interval_ms) = (1000.0, 20.0);
-    let out = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
     let r = run(
-        out.path(),
+        out.as_path(),
         &[
             "--param",
             "rate_per_s=50",
@@ -132,9 +133,10 @@ fn a_stalled_server_grows_the_corrected_p99_not_the_uncorrected_one() {
 
 #[test]
 fn a_rate_sweep_gives_each_variant_points_a_knee_a_table_and_a_chart() {
-    let out = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
     let r = run(
-        out.path(),
+        out.as_path(),
         &["--rates", "10,20,40", "--param", "duration_s=2"],
     );
     let errors = schema_errors(&r);
@@ -178,7 +180,7 @@ fn a_rate_sweep_gives_each_variant_points_a_knee_a_table_and_a_chart() {
         assert_eq!(s["knee"], "not_reached", "{s}");
     }
 
-    let md = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
+    let md = std::fs::read_to_string(out.as_path().join("summary.md")).unwrap();
     assert!(md.contains("## io_http: open-loop rate sweep"), "{md}");
     assert!(md.contains("**sync** (concurrency=1, Python"), "{md}");
     assert!(md.contains("knee at 10/s (saturated at 20/s)"), "{md}");
@@ -194,16 +196,19 @@ fn a_rate_sweep_gives_each_variant_points_a_knee_a_table_and_a_chart() {
             c["id"]
         );
     }
-    let chart = out.path().join("charts/load_sweep-io_http.svg");
+    let chart = out.as_path().join("charts/load_sweep-io_http.svg");
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(svg.contains("offered rate, requests per second"));
-    assert!(out.path().join("charts/load_sweep-io_http.png").is_file());
+    assert!(out
+        .as_path()
+        .join("charts/load_sweep-io_http.png")
+        .is_file());
 
     // `report` rebuilds the sweeps and the table from the cells alone, identically.
-    bin().arg("report").arg(out.path()).assert().success();
-    let again = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
+    bin().arg("report").arg(out.as_path()).assert().success();
+    let again = std::fs::read_to_string(out.as_path().join("summary.md")).unwrap();
     assert_eq!(again, md);
-    assert_eq!(results(out.path())["sweeps"], r["sweeps"]);
+    assert_eq!(results(out.as_path())["sweeps"], r["sweeps"]);
 }
 
 fn refused(args: &[&str], needles: &[&str]) {

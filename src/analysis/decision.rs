@@ -71,17 +71,8 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
         let memory = cells[0].decide_by == "memory";
         // Higher is better for throughput; for memory, rank by the negated delta.
         let score = |c: &Cell| {
-            let clean: Vec<f64> = c
-                .runs
-                .iter()
-                .filter(|r| r.is_clean())
-                .map(metric(memory))
-                .collect();
-            let m = if clean.is_empty() {
-                stats::median(&c.runs.iter().map(metric(memory)).collect::<Vec<_>>())
-            } else {
-                stats::median(&clean)
-            };
+            let values: Vec<f64> = c.measured_runs().into_iter().map(metric(memory)).collect();
+            let m = stats::median(&values);
             if memory {
                 -m
             } else {

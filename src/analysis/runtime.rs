@@ -276,9 +276,9 @@ pub fn ops_report<'a>(name: &str, cells: &[&'a Cell]) -> Option<OpsReport<'a>> {
     })
 }
 
-/// ms per batch of each run: the worker's own `elapsed_ms`, else its timed wall time.
+/// ms per batch of each measured run: the worker's own `elapsed_ms`, else its timed wall time.
 fn elapsed_ms(c: &Cell) -> Vec<f64> {
-    c.runs
+    c.measured_runs()
         .iter()
         .map(|r| r.extra.elapsed_ms.unwrap_or(r.inside_wall_s * 1000.0))
         .collect()
@@ -428,5 +428,28 @@ mod tests {
         };
         assert!((ratio(&report.rows[0]) - 300.0 / 700.0).abs() < 1e-9);
         assert!((ratio(&report.rows[1]) - 500.0 / 710.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_contaminated_run_is_left_out_of_the_loop_table() {
+        let mut rsloop = cell("tcp_echo", "rsloop", "native", 300.0);
+        let mut busy = rsloop.runs[0].clone();
+        busy.extra.elapsed_ms = Some(5000.0);
+        busy.interference = Some(
+            serde_json::from_value(json!({"foreign_cpu_s": 4.0,
+            "foreign_cores": 0.8, "steal_s": 0.0, "involuntary_switches": 9,
+            "probe_before_ms": 1.0, "probe_after_ms": 1.0, "contaminated": true}))
+            .unwrap(),
+        );
+        rsloop.runs.insert(0, busy);
+        let cells = [cell("tcp_echo", "asyncio", "native", 700.0), rsloop];
+        let refs: Vec<&Cell> = cells.iter().collect();
+        let report = loop_report("event_loops", &refs).unwrap();
+        match &report.rows[0].entries[1] {
+            LoopEntry::Measured { vs_reference, .. } => {
+                assert!((vs_reference.unwrap() - 300.0 / 700.0).abs() < 1e-9)
+            }
+            _ => panic!("rsloop measured"),
+        }
     }
 }

@@ -60,9 +60,12 @@ pub fn sweep_key(
     (scenario.into(), variant.into(), python.into(), rest)
 }
 
-/// One open-loop figure of every run that reported it.
+/// One open-loop figure of every measured run that reported it.
 fn per_run(cell: &Cell, figure: impl Fn(&crate::extras::Extras) -> Option<f64>) -> Vec<f64> {
-    cell.runs.iter().filter_map(|r| figure(&r.extra)).collect()
+    cell.measured_runs()
+        .iter()
+        .filter_map(|r| figure(&r.extra))
+        .collect()
 }
 
 /// A cell's point; saturation is judged later, once the reference is known.

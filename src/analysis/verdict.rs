@@ -48,6 +48,16 @@ pub fn paired_rounds(
     b: &Cell,
     value: impl Fn(&RunRecord) -> f64,
 ) -> (Vec<f64>, Vec<f64>) {
+    paired_rounds_where(a, b, |r| Some(value(r)))
+}
+
+/// [`paired_rounds`] for a figure that some runs lack (a per-operation figure): a round counts
+/// when both clean runs have it.
+pub fn paired_rounds_where(
+    a: &Cell,
+    b: &Cell,
+    value: impl Fn(&RunRecord) -> Option<f64>,
+) -> (Vec<f64>, Vec<f64>) {
     a.runs
         .iter()
         .filter(|ra| ra.is_clean())
@@ -56,7 +66,7 @@ pub fn paired_rounds(
                 .runs
                 .iter()
                 .find(|r| r.round == ra.round && r.is_clean())?;
-            Some((value(ra), value(rb)))
+            Some((value(ra)?, value(rb)?))
         })
         .unzip()
 }

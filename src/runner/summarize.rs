@@ -48,16 +48,16 @@ fn latency_with_rounds(kind: &str, per_round: &[&[f64]]) -> Option<LatencySummar
 /// Contaminated runs (the machine interfered) are left out; when no run is clean, all are
 /// summarized so the figure is still shown, and the analysis calls the cell inconclusive.
 pub fn summarize_cell(spec: &CellSpec, all: &[RunRecord]) -> (CellSummary, Vec<String>) {
-    let clean: Vec<RunRecord> = all.iter().filter(|r| r.is_clean()).cloned().collect();
-    let runs: &[RunRecord] = if clean.is_empty() { all } else { &clean };
+    let runs = crate::results::measured_runs(all);
+    let clean = all.iter().filter(|r| r.is_clean()).count();
     let rounds_of = |rs: &mut dyn Iterator<Item = &RunRecord>| {
         rs.map(|r| r.round)
             .collect::<std::collections::BTreeSet<_>>()
     };
     let rounds_without_clean_run = rounds_of(&mut all.iter())
-        .difference(&rounds_of(&mut clean.iter()))
+        .difference(&rounds_of(&mut all.iter().filter(|r| r.is_clean())))
         .count();
-    let col = |f: fn(&RunRecord) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
+    let col = |f: fn(&RunRecord) -> f64| runs.iter().map(|r| f(r)).collect::<Vec<f64>>();
     let throughput = col(|r| r.throughput_per_s);
     let pooled: Vec<f64> = runs
         .iter()
@@ -95,7 +95,7 @@ pub fn summarize_cell(spec: &CellSpec, all: &[RunRecord]) -> (CellSummary, Vec<S
         .collect();
     let mut warnings = stats::warnings(&format!("{} throughput", spec.id), &throughput);
     if spec.check_server_requests {
-        for r in runs {
+        for r in &runs {
             if let Some(served) = r.server_requests {
                 if served != r.ops + r.errors {
                     warnings.push(format!(
@@ -111,7 +111,7 @@ pub fn summarize_cell(spec: &CellSpec, all: &[RunRecord]) -> (CellSummary, Vec<S
     }
     let summary = CellSummary {
         rounds: runs.len(),
-        contaminated_runs: all.len() - clean.len(),
+        contaminated_runs: all.len() - clean,
         rounds_without_clean_run,
         throughput_per_s: stats::summarize(&throughput),
         wall_s: stats::summarize(&col(|r| r.wall_s)),
