@@ -204,11 +204,10 @@ pub fn findings() -> Vec<Finding> {
         "foreign CPU now",
         if busy_now { Level::Warn } else { Level::Ok },
         format!(
-            "{:.2} cores used by other programs, steal {:.2} cores, over {:.1} s; machine-speed probe {:.2} ms{}",
+            "{:.2} cores used by other programs, steal {:.2} cores, over {:.1} s{}",
             idle.foreign_cores,
             idle.steal_cores,
             IDLE_WINDOW.as_secs_f64(),
-            idle.probe_ms,
             if busy_now {
                 format!(" (over the {limit} cores a run tolerates: runs would be repeated or inconclusive; stop other work)")
             } else {
@@ -216,6 +215,26 @@ pub fn findings() -> Vec<Finding> {
             }
         ),
     ));
+    if let Some(p) = crate::analysis::speed::ProbeRange::of(&idle.probes_ms) {
+        out.push(Finding::new(
+            "machine speed",
+            if p.unsteady() { Level::Warn } else { Level::Ok },
+            format!(
+                "machine-speed probe {:.2} ms median, {:.2}–{:.2} over {} probes in {:.1} s ({:.0}% apart{})",
+                p.median_ms,
+                p.min_ms,
+                p.max_ms,
+                p.probes,
+                IDLE_WINDOW.as_secs_f64(),
+                p.spread() * 100.0,
+                if p.unsteady() {
+                    format!(", over {:.0}%: the host is slowing this machine now, and ratios would move between runs; wait and re-run doctor", crate::analysis::speed::UNSTEADY_SPREAD * 100.0)
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+    }
     let gov = envinfo::governor();
     out.push(if gov == "unavailable" {
         Finding::new(

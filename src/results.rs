@@ -421,7 +421,8 @@ pub struct Interference {
     /// A fixed reference work timed in the driver just before `go`, ms (fastest of three):
     /// its drift across a run shows a slower machine even when /proc sees nothing.
     pub probe_before_ms: f64,
-    /// The same reference work just after `done`, ms.
+    /// The same reference work once the worker has exited after `done`, ms (timed at `done`
+    /// it would share the CPU with the worker writing its result).
     pub probe_after_ms: f64,
     /// Whether the run counts as spoiled (`reason` says why): it is kept, repeated in the
     /// same round, and left out of the cell's summary and comparisons.

@@ -141,6 +141,8 @@ fn doctor_reports_levels_as_json_and_measures_foreign_cpu() {
     // A busy machine is a warning, never "missing".
     assert!(["ok", "warn"].contains(&level("foreign CPU now").as_str()));
     assert!(["ok", "warn"].contains(&level("load average").as_str()));
+    // An unsteady machine speed is a warning too, never "missing".
+    assert!(["ok", "warn"].contains(&level("machine speed").as_str()));
     let missing = findings.iter().any(|f| f["level"] == "missing");
     assert_eq!(out.status.code(), Some(i32::from(missing)));
 }

@@ -12,6 +12,7 @@ pub mod network;
 pub mod ops;
 pub mod runtime;
 pub mod scenario;
+pub mod speed;
 pub mod sweep;
 pub mod verdict;
 
@@ -40,7 +41,9 @@ pub struct Report<'a> {
     pub network: Vec<network::NetworkSweep>,
     /// The Rust reference clients' ceilings, with each variant's fraction of them.
     pub ceilings: Vec<network::CeilingRow>,
-    /// The environment's warnings, then every cell's.
+    /// The machine-speed probe over every run, when runs were probed.
+    pub machine_speed: Option<speed::ProbeRange>,
+    /// The environment's warnings, the machine's speed when it moved, then every cell's.
     pub warnings: Vec<String>,
 }
 
@@ -79,8 +82,14 @@ pub fn analyze(results: &Results) -> Report<'_> {
         .env
         .warnings
         .iter()
-        .chain(results.cells.iter().flat_map(|c| c.warnings.iter()))
         .cloned()
+        .chain(speed::warning(results))
+        .chain(
+            results
+                .cells
+                .iter()
+                .flat_map(|c| c.warnings.iter().cloned()),
+        )
         .collect();
     let decisions = decision::decisions(results);
     Report {
@@ -92,6 +101,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
         network: network::analyze(&results.cells, &decisions, &results.ceilings),
         ceilings: network::ceiling_rows(&results.cells, &results.ceilings),
         decisions,
+        machine_speed: speed::probe_range(&results.cells),
         warnings,
     }
 }

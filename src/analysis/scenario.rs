@@ -34,6 +34,8 @@ pub struct CellInterference {
     pub involuntary_switches_median: f64,
     /// Runs left out as contaminated (each repeated in its round).
     pub contaminated_runs: usize,
+    /// The machine-speed probe around the cell's runs.
+    pub probe: Option<super::speed::ProbeRange>,
     /// Why the cell's rounds decide nothing, when the machine stayed busy.
     pub busy: Option<String>,
 }
@@ -71,6 +73,7 @@ pub fn cell_interference(cell: &Cell) -> Option<CellInterference> {
         steal_s: all.iter().map(|i| i.steal_s).sum(),
         involuntary_switches_median: crate::stats::median(&switches),
         contaminated_runs: all.iter().filter(|i| i.contaminated).count(),
+        probe: super::speed::probe_range([cell]),
         busy: super::verdict::busy_machine(cell),
     })
 }

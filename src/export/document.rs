@@ -29,6 +29,21 @@ fn intro(r: &Report) -> Vec<Block> {
     if let Some(w) = &m.wake_hold {
         out.push(Block::Para(format!("CPU wake-up latency request: {w}.")));
     }
+    if let Some(p) = &r.machine_speed {
+        out.push(Block::Para(format!(
+            "Machine-speed probe (a fixed work timed before and after every run): {:.2} ms median, 5th–95th percentile {:.2}–{:.2} ({:.0}% apart) over {} probes; {}.",
+            p.median_ms,
+            p.p5_ms,
+            p.p95_ms,
+            p.spread() * 100.0,
+            p.probes,
+            if p.unsteady() {
+                "the machine's speed moved (see the warnings)"
+            } else {
+                "the machine held its speed"
+            }
+        )));
+    }
     out
 }
 

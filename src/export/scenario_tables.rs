@@ -129,6 +129,9 @@ fn interference_cell(row: &Row) -> Cell {
     if i.steal_s > 0.0 {
         text.push_str(&format!(", steal {:.2} s", i.steal_s));
     }
+    if let Some(p) = &i.probe {
+        text.push_str(&format!(", probe {:.1}–{:.1} ms", p.min_ms, p.max_ms));
+    }
     if i.contaminated_runs > 0 {
         text.push_str(&format!(", {} run(s) repeated", i.contaminated_runs));
     }
@@ -333,7 +336,7 @@ pub fn section(s: &ScenarioReport) -> Section {
     }
     out.table(main_table(s));
     if s.rows.iter().any(|r| r.interference.is_some()) {
-        out.para("*Foreign CPU*: CPU time used on the machine by other programs (not the worker, the lab's services or the driver) while a run was timed, in CPU seconds; median over the clean runs (max over all). A run over the limit (more than the run's `method.interference.max_foreign_cores` in cores' worth, and more than its floor, `method.interference.floor_s`) is *contaminated*: kept in results.json, repeated in its round and left out of the numbers; a cell with a round that never ran clean is *inconclusive* and decides nothing.");
+        out.para("*Foreign CPU*: CPU time used on the machine by other programs (not the worker, the lab's services or the driver) while a run was timed, in CPU seconds; median over the clean runs (max over all). A run over the limit (more than the run's `method.interference.max_foreign_cores` in cores' worth, and more than its floor, `method.interference.floor_s`) is *contaminated*: kept in results.json, repeated in its round and left out of the numbers; a cell with a round that never ran clean is *inconclusive* and decides nothing. *Probe*: the fastest and slowest machine-speed probe around the cell's runs (a fixed work timed before and after each run; the run's warnings say when the machine's speed moved).");
     }
     if s.latency_kinds.contains("service") {
         out.para("Latency is per operation, closed loop, from the moment each operation was actually sent (service time), pooled over rounds.");

@@ -381,7 +381,7 @@ impl Executor for ProcessExecutor {
         let cpu_after = sampler::tree_cpu_s(pid);
         // The peak first: a worker may exit soon after `done`, and a zombie has no VmHWM.
         let root_hwm = sampler::hwm_kib(pid).unwrap_or(0);
-        let interference = window.close(pid, &self.service_pids, wall_s, self.limits);
+        let counters = window.close(pid, &self.service_pids, wall_s, self.limits);
         let sampled_peak = sampler.finish();
         done?;
         let result = w.wait_for("result", RESULT_TIMEOUT, cell)?;
@@ -393,6 +393,7 @@ impl Executor for ProcessExecutor {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+        let interference = counters.probe_after();
         let server_requests = match (&self.http_requests, requests_before) {
             (Some(f), Some(before)) => Some(f().saturating_sub(before)),
             _ => None,
