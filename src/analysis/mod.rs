@@ -78,12 +78,13 @@ pub fn analyze(results: &Results) -> Report<'_> {
             results.env.cores,
         ));
     }
+    let machine_speed = speed::probe_range(&results.cells);
     let warnings = results
         .env
         .warnings
         .iter()
         .cloned()
-        .chain(speed::warning(results))
+        .chain(machine_speed.as_ref().and_then(speed::warning))
         .chain(
             results
                 .cells
@@ -101,7 +102,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
         network: network::analyze(&results.cells, &decisions, &results.ceilings),
         ceilings: network::ceiling_rows(&results.cells, &results.ceilings),
         decisions,
-        machine_speed: speed::probe_range(&results.cells),
+        machine_speed,
         warnings,
     }
 }

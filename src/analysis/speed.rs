@@ -6,15 +6,15 @@
 //! foreign CPU and no steal. Its range over a run says how far apart in machine speed the runs
 //! that a ratio compares were measured.
 
-use crate::results::{Cell, Results};
+use crate::results::Cell;
 
 /// A probe spread (95th percentile over 5th, minus one: one probe caught in a guest stall does
 /// not count) above this calls the machine's speed unsteady. Measured on the 2-core VM: on a
 /// steady day (the README's findings run, 388 probes) the median was 4.93 ms and the slowest
 /// 5.22 (+6%); on a day its host slowed it, two event_loops runs spread 16% and 19% (p5 7.0,
-/// p95 8.1–8.3 ms) and 90 idle probes ranged 29%, while a run's batch time moved 1.35 times as
-/// much as its probe (correlation 0.59, 140 runs): at a 10% spread the work the probe brackets
-/// can move about 13%, beyond the 3–5% that ratios should hold between runs.
+/// p95 8.1–8.3 ms) and 90 idle probes ranged 29%, while a run's batch time moved about 3 times
+/// as much as its probe (slope 3.1, correlation 0.58, the 140 runs of those two): at a 10%
+/// spread the work the probe brackets can move far beyond the 3–5% that ratios should hold.
 pub const UNSTEADY_SPREAD: f64 = 0.10;
 
 /// The probe's figures over a set of runs, ms.
@@ -80,9 +80,8 @@ impl ProbeRange {
     }
 }
 
-/// The report's warning when the machine's speed moved during the run.
-pub fn warning(results: &Results) -> Option<String> {
-    let p = probe_range(&results.cells)?;
+/// The report's warning when the machine's speed moved during the run (`p`: over every run).
+pub fn warning(p: &ProbeRange) -> Option<String> {
     p.unsteady().then(|| {
         format!(
             "the machine's speed moved during this run: the machine-speed probe's 5th to 95th percentile took {:.2}–{:.2} ms (median {:.2}, {:.0}% apart, over {} probes): a host slowing this VM shows there even when foreign CPU and steal stay near zero, and ratios measured on it may move by as much between runs; re-run when the probe holds within {:.0}% (`asynclab doctor` shows it)",
