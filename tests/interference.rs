@@ -64,7 +64,7 @@ fn contaminated_runs(c: &serde_json::Value) -> usize {
         .count()
 }
 
-/// `asynclab run --scenario cpu` with small jobs (runs of about a second).
+/// `asynclab run --scenario cpu` with small jobs (runs of about a second on a steady day).
 fn run_cpu(dir: &std::path::Path, extra: &[&str]) -> assert_cmd::assert::Assert {
     bin()
         .args([
@@ -83,21 +83,46 @@ fn run_cpu(dir: &std::path::Path, extra: &[&str]) -> assert_cmd::assert::Assert 
         .assert()
 }
 
+/// Seconds from one cpu run's start to the next one's on this machine today: one round of
+/// every variant, no load, the whole command's time over its runs (so the driver's own start
+/// counts too, which only lengthens the quiet gap the load leaves).
+fn run_period_s(dir: &std::path::Path) -> f64 {
+    let start = Instant::now();
+    run_cpu(dir, &["--rounds", "1", "--warmups", "0", "--repeats", "0"]).success();
+    let elapsed = start.elapsed().as_secs_f64();
+    let runs: usize = results(dir)["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["runs"].as_array().map_or(0, Vec::len))
+        .sum();
+    elapsed / runs.max(1) as f64
+}
+
 #[test]
 fn intermittent_load_is_flagged_repeated_and_left_out() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
-    // Load on every CPU for 2 s out of every 5 s until the run ends.
+    // Load on every CPU for 2 s, then a quiet gap long enough that, whatever the phase, one of
+    // back-to-back repeats starts and ends inside it: a repeat starts within one period of the
+    // gap's start and takes less than another, so two periods (and half a second) suffice. The
+    // period is measured, not assumed: on a day the host slowed this VM, a run took twice its
+    // usual second and a fixed 3 s gap left whole rounds without a clean run.
+    let period_s = run_period_s(&out.path().join("calibration"));
+    let quiet_ms = (2.0 * period_s * 1000.0 + 500.0).max(3000.0) as u128;
+    let cycle_ms = 2000 + quiet_ms;
+    eprintln!("a run every {period_s:.2} s; load 2 s of every {cycle_ms} ms");
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let loader = std::thread::spawn(move || {
         let start = Instant::now();
         while !flag.load(Ordering::Relaxed) {
-            let phase = start.elapsed().as_millis() % 5000;
+            let phase = start.elapsed().as_millis() % cycle_ms;
             if phase < 2000 {
                 let _load = Load::start();
-                while start.elapsed().as_millis() % 5000 < 2000 && !flag.load(Ordering::Relaxed) {
+                while start.elapsed().as_millis() % cycle_ms < 2000 && !flag.load(Ordering::Relaxed)
+                {
                     std::thread::sleep(Duration::from_millis(20));
                 }
             } else {
@@ -122,7 +147,7 @@ fn intermittent_load_is_flagged_repeated_and_left_out() {
         .sum();
     assert!(
         flagged > 0,
-        "a load on every CPU for 40% of the time spoiled no run"
+        "a load on every CPU for 2 s of every {cycle_ms} ms spoiled no run"
     );
     for c in [sync, asy, threads, mp] {
         let s = &c["summary"];
@@ -135,7 +160,7 @@ fn intermittent_load_is_flagged_repeated_and_left_out() {
         assert_eq!(
             s["rounds_without_clean_run"].as_u64().unwrap_or(0),
             0,
-            "{}: 6 repeats of a one-second run find a quiet 3 s",
+            "{}: 6 repeats of a {period_s:.2} s run find a quiet {quiet_ms} ms",
             c["id"]
         );
     }
