@@ -96,10 +96,20 @@ fn db_remote_through_a_5_ms_delay_line_obeys_littles_law() {
             );
             assert!(fastest_ms >= PER_REQUEST * RTT_MS);
         } else {
-            // Without the delay line the same requests go faster than the line allows.
+            // Without the delay line no request waits for it: the fastest is quicker than its
+            // three round trips through the line would be. (Not "throughput over the line's
+            // bound": on a slowed host psycopg3_async at rtt 0 ran 658/s against that 667/s,
+            // bound by the one CPU it shares with PostgreSQL, not by any delay.)
+            let fastest = c["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|run| run["latencies_ms"].as_array().unwrap().iter())
+                .filter_map(|v| v.as_f64())
+                .fold(f64::INFINITY, f64::min);
             assert!(
-                tput > bound,
-                "{}: {tput}/s at rtt 0 (bound at {RTT_MS} ms: {bound})",
+                fastest < PER_REQUEST * RTT_MS,
+                "{}: the fastest request at rtt 0 took {fastest} ms, as long as {PER_REQUEST} round trips of {RTT_MS} ms ({tput}/s)",
                 c["id"]
             );
         }
