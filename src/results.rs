@@ -224,7 +224,7 @@ pub struct PlacementRecord {
 }
 
 /// The limits a run was held to (`--max-foreign-cores`, `--repeats`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InterferencePolicy {
     /// A run whose foreign CPU (or steal) exceeded this many cores' worth was contaminated.
     pub max_foreign_cores: f64,
@@ -232,6 +232,10 @@ pub struct InterferencePolicy {
     pub floor_s: f64,
     /// How many times a contaminated run was repeated in its round.
     pub repeats: usize,
+    /// What the machine-speed probe timed (absent before it was a 4 MiB walk: 3,000,000
+    /// xorshift steps in registers, about 5 ms, whose figures do not compare with the walk's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<String>,
 }
 
 /// Rounds and warm-ups of one scenario, where they differ from the run's.
@@ -418,8 +422,9 @@ pub struct Interference {
     /// Times the worker's processes were switched out against their will (involuntary
     /// context switches, summed over its threads).
     pub involuntary_switches: u64,
-    /// A fixed reference work timed in the driver just before `go`, ms (fastest of three):
-    /// its drift across a run shows a slower machine even when /proc sees nothing.
+    /// A fixed reference work (`method.interference.probe`) timed in the driver just before
+    /// `go`, ms (fastest of three): its drift across a run shows a slower machine even when
+    /// /proc sees nothing (though not a slowdown of the worker's own CPU during its run).
     pub probe_before_ms: f64,
     /// The same reference work once the worker has exited after `done`, ms (timed at `done`
     /// it would share the CPU with the worker writing its result).

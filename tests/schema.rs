@@ -109,6 +109,7 @@ fn fully_populated() -> Results {
         max_foreign_cores: 0.1,
         floor_s: 0.05,
         repeats: 3,
+        probe: Some("a walk".into()),
     });
     r.method.scenario_plans.insert(
         "cpu".into(),

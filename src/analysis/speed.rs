@@ -1,10 +1,14 @@
 //! The machine's speed over a run, from the machine-speed probe timed around every run.
 //!
-//! The probe (`runner::interference::probe_ms`) is a fixed integer work without memory traffic,
-//! the fastest of three, so the only thing that moves it is how fast the CPU runs it: a host
-//! slowing the VM (a neighbour on the same core, frequency) shows there even when /proc sees no
-//! foreign CPU and no steal. Its range over a run says how far apart in machine speed the runs
-//! that a ratio compares were measured.
+//! The probe (`runner::interference::probe_ms`) is a fixed walk over 4 MiB, the fastest of
+//! three, so what moves it is how fast the CPU and the caches and memory it shares run it: a
+//! host slowing the VM (a neighbour on the same core or cache, frequency) shows there even when
+//! /proc sees no foreign CPU and no steal. Its range over a run says how far apart in machine
+//! speed the runs that a ratio compares were measured. What it cannot see: it runs in the
+//! driver between runs, and on this VM each CPU slowed on its own, in phases of about a second
+//! (on 2026-12-02 a probe on one CPU and pure-Python jobs on the other correlated 0.02, while
+//! the same probe and jobs taking turns on one CPU correlated 0.49), so a quiet probe does not
+//! show that a worker's CPU held its speed during its run.
 
 use crate::results::Cell;
 
@@ -15,6 +19,9 @@ use crate::results::Cell;
 /// p95 8.1–8.3 ms) and 90 idle probes ranged 29%, while a run's batch time moved about 3 times
 /// as much as its probe (slope 3.1, correlation 0.58, the 140 runs of those two): at a 10%
 /// spread the work the probe brackets can move far beyond the 3–5% that ratios should hold.
+/// Those figures are the earlier, register-only probe's; the 4 MiB walk that replaced it
+/// spread 65% (p5–p95 of 219 single 200,000-step walks on an idle CPU over 30 s) on 2026-12-02,
+/// while pure-Python jobs on the other CPU spread 85%; it has not yet been timed on a steady day.
 pub const UNSTEADY_SPREAD: f64 = 0.10;
 
 /// The probe's figures over a set of runs, ms.

@@ -40,7 +40,7 @@ fn intro(r: &Report) -> Vec<Block> {
             if p.unsteady() {
                 "the machine's speed moved (see the warnings)"
             } else {
-                "the machine held its speed"
+                "the probe held its speed between runs, which does not show that the worker's own CPU did during them: the cells' spread shows that"
             }
         )));
     }

@@ -2,7 +2,7 @@
 //! the worker's tree, the lab's services, the driver or a kernel thread (from /proc/stat and the
 //! pids the lab knows; kernel threads, whose network and memory work is largely the lab's own,
 //! are counted apart), steal time, the worker's involuntary context switches, and a machine-speed probe
-//! around the run. A run over the limits is contaminated: kept, repeated, left out of the
+//! around the run (a walk over 4 MiB, timed in the driver, on the driver's CPU). A run over the limits is contaminated: kept, repeated, left out of the
 //! numbers.
 //!
 //! /proc/stat counts in clock ticks (10 ms), per-process times too, so a run's foreign CPU is
@@ -26,8 +26,14 @@ pub const FOREIGN_FLOOR_S: f64 = 0.15;
 pub const DEFAULT_MAX_FOREIGN_CORES: f64 = 0.10;
 /// How many times a contaminated run is repeated in its round by default.
 pub const DEFAULT_REPEATS: usize = 3;
-/// Iterations of the probe's reference work (about 5 ms on a 2020s core).
-const PROBE_ITERATIONS: u64 = 3_000_000;
+/// Entries of the probe's random cycle: 4 MiB of `u32`, beyond a core's own caches, so that
+/// the walk depends on the caches and memory a neighbour on the host shares with this VM.
+const PROBE_CYCLE_LEN: usize = 1 << 20;
+/// Steps of the probe's walk (about 5 ms on this VM on 2026-12-02).
+const PROBE_STEPS: usize = 40_000;
+/// What the probe times, as `results.json` records it (`method.interference.probe`).
+pub const PROBE_WORK: &str =
+    "a dependent walk of 40000 steps over a 4 MiB random cycle, fastest of 3";
 
 /// When a run counts as contaminated.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -84,18 +90,39 @@ fn involuntary_switches(root: i32) -> u64 {
     total
 }
 
-/// The fixed reference work, timed: the fastest of three, in ms.
-pub fn probe_ms() -> f64 {
-    let mut best = f64::INFINITY;
-    for _ in 0..3 {
-        let start = Instant::now();
+/// One random cycle through every index (Sattolo's shuffle), built once per process.
+fn probe_cycle() -> &'static [u32] {
+    static CYCLE: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
+    CYCLE.get_or_init(|| {
+        let mut next: Vec<u32> = (0..PROBE_CYCLE_LEN as u32).collect();
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        for _ in 0..PROBE_ITERATIONS {
+        for i in (1..PROBE_CYCLE_LEN).rev() {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
+            next.swap(i, (x % i as u64) as usize);
         }
-        std::hint::black_box(x);
+        next
+    })
+}
+
+/// The fixed reference work, timed: the fastest of three, in ms.
+///
+/// A walk over a random cycle, each step a load whose address is the one before's value. An
+/// earlier probe (3,000,000 xorshift steps, registers only) missed what slowed Python work on
+/// this VM: on 2026-12-02, pure-Python jobs alternating with each probe on one CPU spread 85%
+/// (p5 62, p95 116 ms) and correlated 0.28 with that probe and 0.49 with this walk (288 pairs),
+/// and in the driver the old probe spread 7-9% over runs whose identical jobs took 254-478 ms.
+pub fn probe_ms() -> f64 {
+    let next = probe_cycle();
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let mut i = 0u32;
+        for _ in 0..PROBE_STEPS {
+            i = next[i as usize];
+        }
+        std::hint::black_box(i);
         best = best.min(start.elapsed().as_secs_f64() * 1000.0);
     }
     best

@@ -53,6 +53,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
                 max_foreign_cores: args.max_foreign_cores(),
                 floor_s: interference::FOREIGN_FLOOR_S,
                 repeats: args.repeats(),
+                probe: Some(interference::PROBE_WORK.into()),
             }),
             delay_lines: services.delay_line_records(),
             wake_hold: Some(services.wake.detail.clone()),
