@@ -29,7 +29,7 @@ pub const DEFAULT_REPEATS: usize = 3;
 /// Entries of the probe's random cycle: 4 MiB of `u32`, beyond a core's own caches, so that
 /// the walk depends on the caches and memory a neighbour on the host shares with this VM.
 const PROBE_CYCLE_LEN: usize = 1 << 20;
-/// Steps of the probe's walk (about 5 ms on this VM on 2026-12-02).
+/// Steps of the probe's walk (medians of 4.6-6.5 ms in three `doctor` runs on this VM, 2026-12-02).
 const PROBE_STEPS: usize = 40_000;
 /// What the probe times, as `results.json` records it (`method.interference.probe`).
 pub const PROBE_WORK: &str =
