@@ -599,11 +599,20 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+/// A `--quick` run's results.json committed for tests (io_http and cpu, three rounds).
+#[cfg(test)]
+pub const QUICK_FIXTURE: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/results/quick.json");
+
+/// [`QUICK_FIXTURE`], loaded.
+#[cfg(test)]
+pub fn quick_fixture() -> Results {
+    Results::load(Path::new(QUICK_FIXTURE)).expect("the committed quick.json loads")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const QUICK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/results/quick.json");
 
     /// The error line `Results::load` gives for a results.json holding `text`.
     fn load_error(text: &str) -> String {
@@ -619,7 +628,7 @@ mod tests {
     #[test]
     fn loads_a_folder_or_its_results_json() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::copy(QUICK, dir.path().join("results.json")).unwrap();
+        std::fs::copy(QUICK_FIXTURE, dir.path().join("results.json")).unwrap();
         let from_dir = Results::load(dir.path()).unwrap();
         let from_file = Results::load(&dir.path().join("results.json")).unwrap();
         assert_eq!(from_dir.schema_version, SCHEMA_VERSION);

@@ -138,11 +138,9 @@ pub fn differences(base: &Results, new: &Results) -> Vec<String> {
 mod tests {
     use super::*;
 
-    const QUICK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/results/quick.json");
-
     #[test]
     fn one_line_per_difference_and_none_for_the_same_run() {
-        let a = Results::load(std::path::Path::new(QUICK)).unwrap();
+        let a = crate::results::quick_fixture();
         assert!(differences(&a, &a).is_empty());
         let mut b = a.clone();
         b.env.cores += 2;

@@ -98,11 +98,9 @@ pub fn left_out(doc: &Results) -> Vec<&str> {
 mod tests {
     use super::*;
 
-    const QUICK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/results/quick.json");
-
     #[test]
     fn one_benchmark_per_cell_and_one_value_per_clean_run() {
-        let mut doc = Results::load(std::path::Path::new(QUICK)).unwrap();
+        let mut doc = crate::results::quick_fixture();
         let s = suite(&doc);
         assert_eq!(s["version"], "1.0");
         let b = s["benchmarks"].as_array().unwrap();
