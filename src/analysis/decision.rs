@@ -1,6 +1,7 @@
 //! The decision table's rows: per scenario and setting, the measured winner, its ratio against
 //! the runner-up with a paired interval, and whether the gap beats the run-to-run spread.
 
+use super::ops::version_key;
 use super::verdict::{busy_machine, compare_paired, paired_rounds, Verdict};
 use crate::results::{Cell, CellStatus, Results, RunRecord};
 use crate::stats;
@@ -43,7 +44,16 @@ fn metric(memory: bool) -> impl Fn(&RunRecord) -> f64 {
 
 /// Computes the table from the measured cells; cells that failed or reported errors are left out.
 pub fn decisions(results: &Results) -> Vec<Decision> {
-    let mut groups: BTreeMap<(String, String, String), Vec<&Cell>> = BTreeMap::new();
+    // Rows by scenario name, then setting in the plan's order (the catalogue's matrix order, so
+    // concurrency=5 comes before concurrency=10, which text order would put first), then
+    // interpreter, oldest first.
+    let mut setting_rank: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for c in &results.cells {
+        let next = setting_rank.len();
+        setting_rank.entry((&c.scenario, &c.group)).or_insert(next);
+    }
+    type RowKey = (String, usize, Vec<u64>, String, String);
+    let mut groups: BTreeMap<RowKey, Vec<&Cell>> = BTreeMap::new();
     for c in &results.cells {
         let usable = c.status == CellStatus::Ok
             && c.summary
@@ -57,14 +67,21 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
             .and_then(serde_json::Value::as_f64)
             .is_some_and(|r| r > 0.0);
         if usable && !open_loop && (c.decide_by == "throughput" || c.decide_by == "memory") {
+            let rank = setting_rank[&(c.scenario.as_str(), c.group.as_str())];
             groups
-                .entry((c.scenario.clone(), c.group.clone(), c.python.clone()))
+                .entry((
+                    c.scenario.clone(),
+                    rank,
+                    version_key(&c.python),
+                    c.group.clone(),
+                    c.python.clone(),
+                ))
                 .or_default()
                 .push(c);
         }
     }
     let mut out = Vec::new();
-    for ((scenario, group, python), cells) in groups {
+    for ((scenario, _, _, group, python), cells) in groups {
         if cells.len() < 2 {
             continue;
         }
@@ -120,4 +137,26 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_come_in_the_plans_order_not_text_order() {
+        let mut results = crate::results::quick_fixture();
+        let pair: Vec<Cell> = results.cells.iter().take(2).cloned().collect();
+        results.cells.clear();
+        for group in ["concurrency=5", "concurrency=10"] {
+            for c in &pair {
+                let mut c = c.clone();
+                c.group = group.to_string();
+                c.decide_by = "throughput".to_string();
+                results.cells.push(c);
+            }
+        }
+        let settings: Vec<String> = decisions(&results).into_iter().map(|d| d.group).collect();
+        assert_eq!(settings, ["concurrency=5", "concurrency=10"]);
+    }
 }

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::decision_section;
+use super::decision_section::{self, ratio_text, setting_text};
 use super::markup::{Block, Cell, Doc, Mark, Section, Table};
 use super::scenario_tables::{verdict_mark, verdict_words};
 use crate::analysis::decision::Decision;
@@ -26,29 +26,6 @@ pub struct ChartLink {
     pub title: String,
     /// Its path relative to the record's own file (`charts/throughput-io_http.svg`).
     pub href: String,
-}
-
-/// "–" for an empty setting.
-fn setting(group: &str) -> &str {
-    if group.is_empty() {
-        "–"
-    } else {
-        group
-    }
-}
-
-/// "4.92× [4.75–4.94]": a decision's ratio with its interval, as the decision table writes it.
-pub fn interval_text(d: &Decision) -> String {
-    if d.ratio.ratio.is_finite() {
-        format!(
-            "{}× [{}–{}]",
-            num(d.ratio.ratio),
-            num(d.ratio.ci95_low),
-            num(d.ratio.ci95_high)
-        )
-    } else {
-        "– (no clean rounds to pair)".into()
-    }
 }
 
 fn status(r: &Report) -> Section {
@@ -126,7 +103,7 @@ fn options(r: &Report) -> Section {
         }
         for v in variants {
             let cells: Vec<_> = sc.cells.iter().filter(|c| c.variant == v).collect();
-            let mut groups: Vec<&str> = cells.iter().map(|c| setting(&c.group)).collect();
+            let mut groups: Vec<&str> = cells.iter().map(|c| setting_text(&c.group)).collect();
             groups.dedup();
             let mut pythons: Vec<&str> = cells.iter().map(|c| c.python.as_str()).collect();
             pythons.sort();
@@ -164,12 +141,12 @@ fn outcome_line(d: &Decision) -> String {
     let at = format!(
         "**{}** ({}, Python {})",
         d.scenario,
-        setting(&d.group),
+        setting_text(&d.group),
         d.python
     );
     let gap = format!(
         "{} the runner-up {} by {}",
-        interval_text(d),
+        ratio_text(d),
         d.runner_up,
         d.metric
     );
@@ -256,7 +233,7 @@ fn consequences(r: &Report) -> Section {
                 t.row([
                     Cell::from(sc.name.clone()),
                     c.variant.clone().into(),
-                    setting(&c.group).into(),
+                    setting_text(&c.group).into(),
                     c.python.clone().into(),
                     Cell::marked(format!("not measured: {why}"), Mark::Failed),
                     "–".into(),
@@ -279,7 +256,7 @@ fn consequences(r: &Report) -> Section {
             t.row([
                 Cell::from(sc.name.clone()),
                 c.variant.clone().into(),
-                setting(&c.group).into(),
+                setting_text(&c.group).into(),
                 c.python.clone().into(),
                 role(r, sc, c),
                 p99.into(),
@@ -377,7 +354,7 @@ pub fn caveats(r: &Report) -> Vec<String> {
             items.push(format!(
                 "{} ({}, Python {}): no recommendation, inconclusive: {why}.",
                 d.scenario,
-                setting(&d.group),
+                setting_text(&d.group),
                 d.python
             ));
         }

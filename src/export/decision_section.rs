@@ -7,6 +7,29 @@ use crate::analysis::decision::Decision;
 use crate::analysis::verdict::Verdict;
 use crate::format::num;
 
+/// "–" for an empty setting (a scenario without matrix axes).
+pub fn setting_text(group: &str) -> &str {
+    if group.is_empty() {
+        "–"
+    } else {
+        group
+    }
+}
+
+/// "4.92× [4.75–4.94]": a decision's ratio with its interval, as the table writes it.
+pub fn ratio_text(d: &Decision) -> String {
+    if d.ratio.ratio.is_finite() {
+        format!(
+            "{}× [{}–{}]",
+            num(d.ratio.ratio),
+            num(d.ratio.ci95_low),
+            num(d.ratio.ci95_high)
+        )
+    } else {
+        "– (no clean rounds to pair)".into()
+    }
+}
+
 /// The section; None when nothing can be decided.
 pub fn section(rows: &[Decision]) -> Option<Section> {
     if rows.is_empty() {
@@ -34,7 +57,7 @@ pub fn section(rows: &[Decision]) -> Option<Section> {
         };
         t.row([
             Cell::from(d.scenario.clone()),
-            (if d.group.is_empty() { "–" } else { &d.group }).into(),
+            setting_text(&d.group).into(),
             d.python.clone().into(),
             d.metric.into(),
             match &d.verdict {
@@ -45,19 +68,7 @@ pub fn section(rows: &[Decision]) -> Option<Section> {
                 _ => d.winner.clone().into(),
             },
             d.runner_up.clone().into(),
-            Cell::marked(
-                if d.ratio.ratio.is_finite() {
-                    format!(
-                        "{}× [{}–{}]",
-                        num(d.ratio.ratio),
-                        num(d.ratio.ci95_low),
-                        num(d.ratio.ci95_high)
-                    )
-                } else {
-                    "– (no clean rounds to pair)".into()
-                },
-                verdict_mark(&d.verdict),
-            ),
+            Cell::marked(ratio_text(d), verdict_mark(&d.verdict)),
             (if d.beyond_spread { "yes" } else { "no" }).into(),
             Cell::marked(significant, verdict_mark(&d.verdict)),
         ]);
