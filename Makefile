@@ -30,8 +30,8 @@ run-all: envs
 lint: tools
 	$(CARGO) fmt --check
 	$(CARGO) clippy --release --all-targets --locked -- -D warnings
-	$(RUFF) check workloads
-	$(RUFF) format --check workloads
+	$(RUFF) check workloads scripts
+	$(RUFF) format --check workloads scripts
 
 test-rust: envs
 	$(CARGO) test --release --locked
