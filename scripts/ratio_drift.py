@@ -39,9 +39,11 @@ def ratios(doc: dict) -> dict:
     baselines = {name: s.get("baseline") for name, s in doc.get("scenarios", {}).items()}
     m = medians(doc)
     out = {}
+    first = {}
+    for scenario, variant, *_ in m:
+        first.setdefault(scenario, variant)
     for (scenario, variant, python, loop, rest), (tp, compared) in m.items():
-        first = next(v for (s, v, *_) in m if s == scenario)
-        base = baselines.get(scenario) or first
+        base = baselines.get(scenario) or first[scenario]
         against = (scenario, base, python, loop, rest)
         if compared and variant != base and against in m:
             out[(scenario, f"{variant}/{base}", python, loop, rest)] = tp / m[against][0]
