@@ -178,6 +178,12 @@ pub struct Method {
     /// per-scenario `rounds`/`warmups`), by scenario name.
     #[serde(default)]
     pub scenario_plans: BTreeMap<String, ScenarioPlan>,
+    /// The smallest difference a verdict counts, as a fraction of the baseline
+    /// (`--noise-threshold`): a ratio is significant only when its 95 % interval lies beyond
+    /// `[1 / (1 + t), 1 + t]`. Absent in documents from before it was recorded, which are
+    /// analysed with the default ([`Method::noise_threshold`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_threshold: Option<f64>,
     /// When a run counted as contaminated by other programs, and how often it was repeated;
     /// absent in documents from before interference was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,6 +197,14 @@ pub struct Method {
     /// absent in documents from before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wake_hold: Option<String>,
+}
+
+impl Method {
+    /// The run's noise threshold, or the default for documents that do not record one.
+    pub fn noise_threshold(&self) -> f64 {
+        self.noise_threshold
+            .unwrap_or(crate::stats::DEFAULT_NOISE_THRESHOLD)
+    }
 }
 
 /// One delay line a run started: a TCP proxy in front of one service

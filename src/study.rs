@@ -69,6 +69,9 @@ pub struct Study {
     /// How often a contaminated run is repeated in its round (`--repeats`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<usize>,
+    /// Smallest difference a verdict counts, a fraction of the baseline (`--noise-threshold`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_threshold: Option<f64>,
 }
 
 /// Rounds and warm-ups of one scenario.
@@ -102,6 +105,7 @@ fn hint(key: &str) -> &'static str {
         "rounds" | "warmups" | "repeats" => "give a whole number, e.g. 3",
         "quick" | "strict" => "give true or false",
         "max_foreign_cores" => "give a number of cores, e.g. 0.1",
+        "noise_threshold" => "give a fraction of the baseline from 0 to below 1, e.g. 0.03",
         "pg" => "give a string: \"auto\", \"local\", \"external\" or \"container\"",
         "placement" => "give \"shared\", \"split\" or \"unpinned\"",
         "pg_image" => "give an image name, e.g. \"postgres:16\"",
@@ -264,6 +268,16 @@ impl Study {
                     "max_foreign_cores",
                     &format!("{m} is not a number of cores"),
                     hint("max_foreign_cores"),
+                ));
+            }
+        }
+        if let Some(t) = self.noise_threshold {
+            if !crate::stats::significance::valid_noise_threshold(t) {
+                return Err(bad(
+                    source,
+                    "noise_threshold",
+                    &format!("{t} is not a fraction from 0 to below 1"),
+                    hint("noise_threshold"),
                 ));
             }
         }

@@ -127,7 +127,7 @@ fn check_against_model(dir: &Path, md: &str) -> (usize, usize) {
                 assert!(line.contains("no option chosen"), "{line}");
                 assert!(line.contains(why.as_str()), "{line}");
             }
-            Verdict::NotSignificant | Verdict::TooFewRounds => {
+            Verdict::NotSignificant | Verdict::WithinNoise | Verdict::TooFewRounds => {
                 assert!(line.contains("only provisionally"), "{line}")
             }
         }

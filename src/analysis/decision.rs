@@ -44,6 +44,7 @@ fn metric(memory: bool) -> impl Fn(&RunRecord) -> f64 {
 
 /// Computes the table from the measured cells; cells that failed or reported errors are left out.
 pub fn decisions(results: &Results) -> Vec<Decision> {
+    let noise = results.method.noise_threshold();
     // Rows by scenario name, then setting in the plan's order (the catalogue's matrix order, so
     // concurrency=5 comes before concurrency=10, which text order would put first), then
     // interpreter, oldest first.
@@ -102,9 +103,9 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
         let (a, b) = paired_rounds(w, r, metric(memory));
         // Express the ratio as "winner is N× better": throughput w/r, memory r/w.
         let mut cmp = if memory {
-            compare_paired(&b, &a)
+            compare_paired(&b, &a, noise)
         } else {
-            compare_paired(&a, &b)
+            compare_paired(&a, &b, noise)
         };
         // A busy machine decides nothing: the figure is shown, no variant recommended.
         if let Some(why) = cells.iter().find_map(|c| busy_machine(c)) {

@@ -76,6 +76,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
             cells,
             results.scenarios.get(&name),
             results.env.cores,
+            results.method.noise_threshold(),
         ));
     }
     let machine_speed = speed::probe_range(&results.cells);

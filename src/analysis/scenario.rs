@@ -152,12 +152,14 @@ pub fn baseline_for<'a>(cell: &Cell, cells: &[&'a Cell], baseline: &str) -> Opti
         })
 }
 
-/// Analyses one scenario's cells; `cores` is the machine's.
+/// Analyses one scenario's cells; `cores` is the machine's, `noise_threshold` the run's
+/// (a ratio counts only beyond `1 ±` it).
 pub fn analyze<'a>(
     name: &str,
     cells: Vec<&'a Cell>,
     info: Option<&'a ScenarioInfo>,
     cores: usize,
+    noise_threshold: f64,
 ) -> ScenarioReport<'a> {
     let keys: BTreeSet<String> = cells
         .iter()
@@ -182,7 +184,7 @@ pub fn analyze<'a>(
                 None => VsBaseline::NotCompared,
                 Some(b) => match baseline_for(cell, &cells, b) {
                     Some(base) if base.id == cell.id => VsBaseline::IsBaseline,
-                    Some(base) => throughput_vs(cell, base)
+                    Some(base) => throughput_vs(cell, base, noise_threshold)
                         .map(VsBaseline::Ratio)
                         .unwrap_or(VsBaseline::NoPair),
                     None => VsBaseline::NoPair,

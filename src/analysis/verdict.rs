@@ -17,6 +17,9 @@ pub enum Verdict {
     Significant,
     /// These rounds cannot tell the difference from none.
     NotSignificant,
+    /// The test rejects "no difference" and the interval excludes 1, but it reaches into the
+    /// noise band (`method.noise_threshold`): a difference too small to survive a second run.
+    WithinNoise,
     /// No result could have been significant with this many rounds.
     TooFewRounds,
     /// The rounds cannot be trusted to decide (the reason says why).
@@ -30,7 +33,8 @@ impl Verdict {
     }
 }
 
-/// A ratio of medians with its interval and verdict.
+/// A ratio of medians with its interval and verdict (against a noise band of `noise_threshold`,
+/// a fraction of the baseline: the run's `method.noise_threshold`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
     /// `median(a) / median(b)` with a bootstrap 95 % interval.
@@ -85,10 +89,15 @@ pub fn busy_machine(cell: &Cell) -> Option<String> {
     })
 }
 
-/// Compares per-round values `a` with baseline values `b` of the same rounds.
-pub fn compare_paired(a: &[f64], b: &[f64]) -> Comparison {
-    let c = stats::compare(a, b);
-    let verdict = verdict_of(c.significant, a.len(), b.len(), c.verdict.alpha);
+/// Compares per-round values `a` with baseline values `b` of the same rounds; a difference
+/// counts only beyond `1 ± noise_threshold`.
+pub fn compare_paired(a: &[f64], b: &[f64], noise_threshold: f64) -> Comparison {
+    let c = stats::compare_beyond(a, b, noise_threshold);
+    let verdict = if c.within_noise {
+        Verdict::WithinNoise
+    } else {
+        verdict_of(c.significant, a.len(), b.len(), c.verdict.alpha)
+    };
     Comparison {
         ratio: c.ratio,
         p_value: c.verdict.p_value,
@@ -107,13 +116,35 @@ pub fn verdict_of(significant: bool, n_a: usize, n_b: usize, alpha: f64) -> Verd
     }
 }
 
-/// Throughput of `cell` against `base`, round by round; None with fewer than two pairs.
-/// Inconclusive when either cell's machine was busy.
-pub fn throughput_vs(cell: &Cell, base: &Cell) -> Option<Comparison> {
+/// Throughput of `cell` against `base`, round by round, beyond a noise band of
+/// `noise_threshold`; None with fewer than two pairs. Inconclusive when either cell's machine
+/// was busy.
+pub fn throughput_vs(cell: &Cell, base: &Cell, noise_threshold: f64) -> Option<Comparison> {
     let (a, b) = paired_rounds(cell, base, |r| r.throughput_per_s);
-    let mut c = (a.len() >= 2).then(|| compare_paired(&a, &b))?;
+    let mut c = (a.len() >= 2).then(|| compare_paired(&a, &b, noise_threshold))?;
     if let Some(why) = busy_machine(cell).or_else(|| busy_machine(base)) {
         c.verdict = Verdict::Inconclusive(why);
     }
     Some(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_difference_inside_the_noise_band_is_within_noise() {
+        let base = [100.0, 101.0, 99.0, 100.5, 98.5, 100.2, 99.7, 101.3];
+        let faster: Vec<f64> = base.iter().map(|x| x * 1.02).collect();
+        assert_eq!(
+            compare_paired(&faster, &base, 0.0).verdict,
+            Verdict::Significant
+        );
+        let c = compare_paired(&faster, &base, 0.03);
+        assert_eq!(c.verdict, Verdict::WithinNoise);
+        assert!(!c.verdict.is_significant());
+        // Too few rounds stays too few rounds, band or not.
+        let c = compare_paired(&faster[..3], &base[..3], 0.03);
+        assert_eq!(c.verdict, Verdict::TooFewRounds);
+    }
 }

@@ -61,6 +61,7 @@ fn flags(a: &RerunArgs) -> RunArgs {
         strict: false,
         max_foreign_cores: None,
         repeats: None,
+        noise_threshold: None,
         plans: Default::default(),
     }
 }

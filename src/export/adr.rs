@@ -80,7 +80,13 @@ fn drivers(r: &Report) -> Section {
         .iter()
         .map(|(m, sc)| format!("{m}: ranks the options of {}", sc.join(", ")))
         .collect();
-    items.push(format!("a gap counts only when it is significant: a two-sided Mann–Whitney U test at α = {ALPHA} on the clean rounds, with the ratio's paired bootstrap 95% interval"));
+    items.push(format!(
+        "a gap counts only when it is significant: a two-sided Mann–Whitney U test at α = {ALPHA} on the clean rounds, {}",
+        super::document::noise_text(
+            r.results.method.noise_threshold(),
+            "the ratio's paired bootstrap 95% interval"
+        )
+    ));
     items.push("a setting whose rounds never ran clean (machine busy) recommends nothing".into());
     items.push(
         "the cost of the choice: tail latency (p99), memory (peak RSS Δ) and CPU per operation"

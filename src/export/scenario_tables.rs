@@ -13,7 +13,9 @@ use crate::results::{CellStatus, LatencySummary};
 pub fn verdict_mark(v: &Verdict) -> Mark {
     match v {
         Verdict::Significant => Mark::Significant,
-        Verdict::NotSignificant | Verdict::TooFewRounds => Mark::NotSignificant,
+        Verdict::NotSignificant | Verdict::WithinNoise | Verdict::TooFewRounds => {
+            Mark::NotSignificant
+        }
         Verdict::Inconclusive(_) => Mark::Inconclusive,
     }
 }
@@ -23,6 +25,7 @@ pub fn verdict_words(v: &Verdict) -> String {
     match v {
         Verdict::Significant => "significant".into(),
         Verdict::NotSignificant => "not significant".into(),
+        Verdict::WithinNoise => "not significant (within noise)".into(),
         Verdict::TooFewRounds => "not significant (too few rounds)".into(),
         Verdict::Inconclusive(why) => format!("inconclusive: {why}"),
     }

@@ -193,6 +193,20 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Verdict {
     verdict("normal approximation", p)
 }
 
+/// The smallest difference a verdict counts by default, as a fraction of the baseline: a ratio
+/// is significant only when its whole interval lies beyond `1 ± 3 %` (criterion's
+/// `noise_threshold` rule, in ratio terms `[1 / 1.03, 1.03]`). Chosen from the lab's own
+/// repeatability on the 2-core VM: the same `--quick` run twice back to back on a quiet
+/// machine moved cpu and io_http ratios to the baseline by at most 2.3 % (two pairs, commits
+/// 3da5831 and 013e6bf), so a smaller difference would not survive a second run even when one
+/// run's rounds call it significant. The README's *How far a ratio holds* has the figures.
+pub const DEFAULT_NOISE_THRESHOLD: f64 = 0.03;
+
+/// Whether `t` can be a noise threshold: a finite fraction of the baseline, from 0 to below 1.
+pub fn valid_noise_threshold(t: f64) -> bool {
+    t.is_finite() && (0.0..1.0).contains(&t)
+}
+
 /// Whether variant `a` differs from baseline `b`, with how much.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
@@ -201,24 +215,37 @@ pub struct Comparison {
     /// The Mann–Whitney test of `a` against `b`.
     pub verdict: Verdict,
     /// The difference is called significant only if the test is significant **and** the
-    /// ratio's 95 % interval excludes 1.0 (both must agree).
+    /// ratio's 95 % interval lies wholly beyond the noise band `[1 / (1 + t), 1 + t]` (both
+    /// must agree; `t` = 0 asks only that it exclude 1.0).
     pub significant: bool,
+    /// The test is significant and the interval excludes 1.0, but it reaches into the noise
+    /// band: a difference too small to count.
+    pub within_noise: bool,
 }
 
 /// Compares `a` with baseline `b` (one value per round, `a[i]` and `b[i]` from the same round
-/// when the lengths are equal): [`paired_ratio`] plus [`mann_whitney`].
+/// when the lengths are equal): [`paired_ratio`] plus [`mann_whitney`], with no noise band.
 ///
 /// When `!significant` and [`min_possible_p`]`(a.len(), b.len()) > alpha`, the report should
 /// say "not significant (too few rounds)".
 pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
+    compare_beyond(a, b, 0.0)
+}
+
+/// [`compare`] with a noise band: significant only when the ratio's interval lies wholly
+/// beyond `1 ± noise_threshold` (as a ratio, below `1 / (1 + t)` or above `1 + t`).
+pub fn compare_beyond(a: &[f64], b: &[f64], noise_threshold: f64) -> Comparison {
     let ratio = paired_ratio(a, b);
     let verdict = mann_whitney(a, b);
-    let excludes_one = ratio.ci95_low > 1.0 || ratio.ci95_high < 1.0;
-    let significant = verdict.significant && excludes_one;
+    let excludes = |band: f64| ratio.ci95_low > 1.0 + band || ratio.ci95_high < 1.0 / (1.0 + band);
+    let beyond_noise = excludes(noise_threshold.max(0.0));
+    let significant = verdict.significant && beyond_noise;
+    let within_noise = verdict.significant && excludes(0.0) && !beyond_noise;
     Comparison {
         ratio,
         verdict,
         significant,
+        within_noise,
     }
 }
 
@@ -337,6 +364,28 @@ mod tests {
     }
 
     #[test]
+    fn a_noise_band_keeps_small_differences_from_counting() {
+        let b = [100.0, 101.0, 99.0, 100.5, 98.5, 100.2, 99.7, 101.3];
+        // 2 % faster in every round: significant without a band, within a 3 % band.
+        let a: Vec<f64> = b.iter().map(|x| x * 1.02).collect();
+        let bare = compare(&a, &b);
+        assert!(bare.significant && !bare.within_noise, "{bare:?}");
+        let banded = compare_beyond(&a, &b, 0.03);
+        assert!(!banded.significant && banded.within_noise, "{banded:?}");
+        assert_eq!(banded.ratio, bare.ratio);
+        // 2 % slower: the band is symmetric in ratio terms, [1 / 1.03, 1.03].
+        let a: Vec<f64> = b.iter().map(|x| x / 1.02).collect();
+        assert!(compare_beyond(&a, &b, 0.03).within_noise);
+        // 10 % faster clears the band.
+        let a: Vec<f64> = b.iter().map(|x| x * 1.1).collect();
+        let c = compare_beyond(&a, &b, 0.03);
+        assert!(c.significant && !c.within_noise, "{c:?}");
+        // No difference is neither.
+        let c = compare_beyond(&b, &b, 0.03);
+        assert!(!c.significant && !c.within_noise);
+    }
+
+    #[test]
     fn compare_needs_both_test_and_interval() {
         let b = [100.0, 101.0, 99.0, 100.5, 98.5, 100.2, 99.7, 101.3];
         let a: Vec<f64> = b.iter().map(|x| x * 1.5).collect();
@@ -352,6 +401,7 @@ mod tests {
         assert!(!c.significant && c.verdict.p_value == 0.1);
         assert!(min_possible_p(3, 3) > c.verdict.alpha);
         let json = serde_json::to_string(&c.verdict).unwrap();
+        assert!(!c.within_noise);
         assert_eq!(
             json,
             r#"{"test":"Mann-Whitney U, two-sided","method":"exact","p_value":0.1,"significant":false,"alpha":0.05}"#

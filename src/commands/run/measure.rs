@@ -49,6 +49,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
                     (s.scenario.name.clone(), p)
                 })
                 .collect(),
+            noise_threshold: Some(args.noise_threshold()),
             interference: Some(crate::results::InterferencePolicy {
                 max_foreign_cores: args.max_foreign_cores(),
                 floor_s: interference::FOREIGN_FLOOR_S,

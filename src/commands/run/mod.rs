@@ -100,6 +100,12 @@ pub struct RunArgs {
     /// inconclusive [default: 3].
     #[arg(long, value_name = "N")]
     pub repeats: Option<usize>,
+    /// Differences smaller than this fraction of the baseline are never called significant: a
+    /// ratio counts only when its 95% interval lies beyond 1 ± this (criterion's noise
+    /// threshold; recorded as `method.noise_threshold`) [default: 0.03, the most a ratio moved
+    /// between two identical quiet runs here, rounded up].
+    #[arg(long, value_name = "FRACTION")]
+    pub noise_threshold: Option<f64>,
     /// Rounds and warm-ups of single scenarios, from a study file's `[plans.NAME]`.
     #[arg(skip)]
     pub plans: BTreeMap<String, StudyPlan>,
@@ -125,6 +131,12 @@ impl RunArgs {
     pub fn max_foreign_cores(&self) -> f64 {
         self.max_foreign_cores
             .unwrap_or(crate::runner::interference::DEFAULT_MAX_FOREIGN_CORES)
+    }
+
+    /// `--noise-threshold`, else the default.
+    pub fn noise_threshold(&self) -> f64 {
+        self.noise_threshold
+            .unwrap_or(crate::stats::DEFAULT_NOISE_THRESHOLD)
     }
 
     /// `--repeats`, else the default.

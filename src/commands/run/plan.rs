@@ -87,6 +87,16 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         }
         .into());
     }
+    if !crate::stats::significance::valid_noise_threshold(args.noise_threshold()) {
+        return Err(UsageError::Flag {
+            flag: "--noise-threshold",
+            message: format!(
+                "{} is not a fraction of the baseline; give e.g. 0.03 (differences under 3% are not called significant), 0 for none",
+                args.noise_threshold()
+            ),
+        }
+        .into());
+    }
     let plans: Vec<Plan> = scenarios
         .iter()
         .map(|s| {

@@ -208,6 +208,9 @@ pub fn apply(study: &Study, source: &str, cli: &RunArgs) -> Result<RunArgs, Usag
     if args.repeats.is_none() {
         args.repeats = study.repeats;
     }
+    if args.noise_threshold.is_none() {
+        args.noise_threshold = study.noise_threshold;
+    }
     Ok(args)
 }
 
@@ -275,6 +278,7 @@ pub fn resolved(args: &RunArgs, plan: &RunPlan) -> Study {
         strict: Some(args.strict),
         max_foreign_cores: Some(args.max_foreign_cores()),
         repeats: Some(args.repeats()),
+        noise_threshold: Some(args.noise_threshold()),
     }
 }
 
