@@ -227,10 +227,10 @@ fn intermittent_load_is_flagged_repeated_and_left_out() {
     // drift; back-to-back quiet runs on this VM moved one variant's throughput by 10-16% (issue
     // 11), and a CI run here saw 1.19 on clean runs.
     // How often a correct lab still fails the first bound: 5 rounds against 5 cannot rule out
-    // chance. Drawing 5 and 5 clean runs at random from three of this test's own runs (today's
-    // sync and asyncio, 3,000 draws, the verdict's rule), equal variants came out
-    // "significantly faster" in 0.50% of draws with no noise band and 0.23% with the default
-    // 3%: that is the band's work here. A host whose speed moves in phases, rather than at
+    // chance. scripts/chance_verdicts.py, drawing 5 and 5 clean runs at random from eight of
+    // this test's own runs (80 sync and asyncio runs, 2026-12-03, 10,000 draws), called equal
+    // variants "significantly faster" in 0.92% of draws with no noise band and 0.34% with the
+    // default 3%: that is the band's work here. A host whose speed moves in phases, rather than at
     // random, separates equal variants more often (a CI run on such a day saw 1.056×
     // significant before the band); a lab that let contaminated runs into the numbers fails it
     // in most runs.
