@@ -55,6 +55,14 @@ fn zero_rounds_is_refused() {
 }
 
 #[test]
+fn a_noise_threshold_outside_zero_to_one_is_refused() {
+    one_line_error(
+        &["run", "--scenario", "io_http", "--noise-threshold", "2"],
+        &["--noise-threshold", "0.03"],
+    );
+}
+
+#[test]
 fn malformed_catalogue_is_named() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
