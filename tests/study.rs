@@ -21,7 +21,7 @@ fn range(cell: &serde_json::Value, metric: &str) -> (f64, f64) {
 fn cpu_and_memory_claims_hold() {
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
-    bin()
+    let output = bin()
         .args([
             "run",
             "--scenario",
@@ -34,8 +34,32 @@ fn cpu_and_memory_claims_hold() {
         ])
         .arg(&dir)
         .timeout(Duration::from_secs(600))
-        .assert()
-        .success();
+        .output()
+        .unwrap();
+    // `--strict` fails the run on errors, disagreeing variants (the primes below) and
+    // inconclusive cells. The last is the lab refusing a verdict because the host stole
+    // CPU through every repeat of a round (seen in CI: 0.44-0.48 s of steal on each of
+    // three tries of one cpu/threads round); that is tests/interference.rs's subject, not
+    // this test's. So a strict exit whose only reasons are inconclusive cells is accepted,
+    // and the claims below are checked on the clean rounds the lab kept, of which every
+    // cpu cell must still have at least two.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let strict_reasons: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("asynclab: --strict: "))
+        .collect();
+    let only_busy = !strict_reasons.is_empty()
+        && strict_reasons
+            .iter()
+            .all(|l| l.contains(" inconclusive: machine busy"));
+    assert!(
+        output.status.success() || (output.status.code() == Some(1) && only_busy),
+        "run failed: {}\n{stderr}",
+        output.status
+    );
+    if only_busy {
+        eprintln!("claims checked on clean rounds only; {strict_reasons:?}");
+    }
     let r = results(&dir);
     let cells = r["cells"].as_array().unwrap();
     let cell = |scenario: &str, variant: &str| {
@@ -44,6 +68,23 @@ fn cpu_and_memory_claims_hold() {
             .find(|c| c["scenario"] == scenario && c["variant"] == variant)
             .unwrap_or_else(|| panic!("{scenario}/{variant}"))
     };
+    for variant in ["sync", "threads", "asyncio", "multiprocessing"] {
+        let c = cell("cpu", variant);
+        let rounds: std::collections::BTreeSet<u64> = c["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["round"].as_u64().unwrap())
+            .collect();
+        let busy = c["summary"]["rounds_without_clean_run"]
+            .as_u64()
+            .unwrap_or(0);
+        let clean = rounds.len() as u64 - busy;
+        assert!(
+            clean >= 2,
+            "cpu/{variant} has {clean} clean round(s): too few to check a claim\n{stderr}"
+        );
+    }
 
     // asyncio runs CPU work on one thread: no faster than sync beyond the run-to-run spread.
     let (sync, asy) = (cell("cpu", "sync"), cell("cpu", "asyncio"));
