@@ -384,15 +384,6 @@ fn python_modules(workloads: &Path) -> Vec<String> {
 }
 
 impl Scenario {
-    /// What the results document records of the scenario.
-    pub fn info(&self) -> crate::results::ScenarioInfo {
-        crate::results::ScenarioInfo {
-            title: self.title.clone(),
-            question: self.question.clone(),
-            baseline: self.baseline.clone(),
-        }
-    }
-
     /// Measured rounds and warm-ups: the flags when given, else the scenario's `rounds` and
     /// `warmups`, else 5 rounds and 1 warm-up; `--quick` takes `quick_rounds`, else at most 3.
     pub fn plan(
@@ -443,6 +434,34 @@ impl Scenario {
     pub fn has_network(&self) -> bool {
         !self.services.is_empty()
     }
+}
+
+/// The parameter an open-loop sweep varies: requests per second, open loop when above 0.
+pub const RATE_PARAM: &str = "rate_per_s";
+
+/// A cell's offered rate, when it ran open loop.
+pub fn offered_rate(params: &BTreeMap<String, serde_json::Value>) -> Option<f64> {
+    params
+        .get(RATE_PARAM)
+        .and_then(serde_json::Value::as_f64)
+        .filter(|r| *r > 0.0)
+}
+
+/// Cells measuring the same thing at different rates share this key: scenario, variant,
+/// interpreter and every parameter but the rate (as canonical JSON, keys sorted).
+pub type SweepKey = (String, String, String, String);
+
+/// The [`SweepKey`] of a cell (or a sweep, whose parameters already lack the rate).
+pub fn sweep_key(
+    scenario: &str,
+    variant: &str,
+    python: &str,
+    params: &BTreeMap<String, serde_json::Value>,
+) -> SweepKey {
+    let mut rest = params.clone();
+    rest.remove(RATE_PARAM);
+    let rest = serde_json::to_string(&rest).unwrap_or_default();
+    (scenario.into(), variant.into(), python.into(), rest)
 }
 
 #[cfg(test)]

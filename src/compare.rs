@@ -4,11 +4,13 @@
 //! Cells are matched by (scenario, variant, parameters, python) — minus the dimension being
 //! compared with `--by`. For each pair the per-run values of one metric are compared: the
 //! ratio of medians NEW / BASE with a bootstrap 95 % interval (paired by round within one run,
-//! where rounds interleave the cells; unpaired between runs, whose rounds share nothing) and a
-//! two-sided Mann–Whitney U test. A cell **regresses** when it is worse than BASE by more than
-//! the threshold in the metric's bad direction *and* the change is significant (the test at
-//! α — `--alpha`, default 0.05 as in the report — and the 95 % interval excluding 1). The gate
-//! fails (exit 1) on any regression, and when a cell measured in BASE failed in NEW.
+//! where rounds interleave the cells; unpaired between runs, whose rounds share nothing), the
+//! p of a two-sided Mann–Whitney U test and the verdict, all from the report's one comparison
+//! producer (`analysis::comparison`): significant means the test at α (`--alpha`, default
+//! 0.05 as in the report) and the interval wholly beyond the runs' noise band. A cell
+//! **regresses** when it is worse than BASE by more than the threshold in the metric's bad
+//! direction *and* that verdict is significant. The gate fails (exit 1) on any regression, and
+//! when a cell measured in BASE failed in NEW.
 //!
 //! Two runs measured on different machines or software are still compared, with one warning
 //! per difference ([`env_diff`]); [`formats`] renders the report as Markdown or JSON besides
@@ -20,10 +22,12 @@ pub mod formats;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::analysis::comparison::{self, Comparison, Pairing, Rule, Verdict};
+use crate::analysis::measured::{busy_machine, paired_rounds, paired_rounds_where, MeasuredRuns};
 use crate::analysis::ops::{loop_of, op_names, op_ns as op_value};
 use crate::error::UsageError;
 use crate::results::{Cell, CellStatus, Results, RunRecord};
-use crate::stats::{self, median, min_possible_p, RatioEstimate, Verdict};
+use crate::stats::median;
 
 /// The per-run number compared, with the direction in which it gets better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -92,8 +96,10 @@ pub enum Outcome {
     NewFailed,
     /// Worse beyond the threshold, but with these rounds no test could be significant.
     TooFewRounds,
-    /// Worse beyond the threshold, not significant.
+    /// Worse beyond the threshold, not significant (or within the noise band).
     WorseNotSignificant,
+    /// Worse beyond the threshold, but a busy machine left rounds without a clean run.
+    WorseInconclusive,
     /// Better beyond the threshold and significant.
     Improvement,
     /// Within the threshold, or not significant.
@@ -110,6 +116,7 @@ impl Outcome {
             Outcome::NewFailed => "new_failed",
             Outcome::TooFewRounds => "too_few_rounds",
             Outcome::WorseNotSignificant => "worse_not_significant",
+            Outcome::WorseInconclusive => "worse_inconclusive",
             Outcome::Improvement => "improvement",
             Outcome::Unchanged => "unchanged",
             Outcome::NoBaseline => "no_baseline",
@@ -126,6 +133,7 @@ impl Outcome {
             Outcome::NewFailed => "FAILED in NEW",
             Outcome::TooFewRounds => "worse, not significant (too few rounds)",
             Outcome::WorseNotSignificant => "worse, not significant",
+            Outcome::WorseInconclusive => "worse, inconclusive (machine busy)",
             Outcome::Improvement => "better (significant)",
             Outcome::Unchanged => "no significant change beyond threshold",
             Outcome::NoBaseline => "no baseline measurement",
@@ -144,12 +152,8 @@ pub struct CellChange {
     pub new_median: f64,
     /// Rounds in BASE and in NEW.
     pub rounds: (usize, usize),
-    /// NEW / BASE with its 95 % interval.
-    pub ratio: RatioEstimate,
-    /// Mann–Whitney U of NEW against BASE.
-    pub verdict: Verdict,
-    /// Test significant and interval excluding 1.
-    pub significant: bool,
+    /// NEW against BASE: the ratio with its interval, p and the verdict.
+    pub comparison: Comparison,
     /// The verdict for the gate.
     pub outcome: Outcome,
 }
@@ -161,8 +165,8 @@ pub struct Report {
     pub metric: Metric,
     /// Threshold in percent.
     pub threshold_pct: f64,
-    /// Significance level of the Mann–Whitney test.
-    pub alpha: f64,
+    /// How each change was judged: `--alpha` and the runs' noise band.
+    pub rule: Rule,
     /// What BASE and NEW are.
     pub base_name: String,
     /// What NEW is.
@@ -209,82 +213,56 @@ fn key(c: &Cell, by: Option<By>) -> String {
     }
 }
 
-/// The gate's verdict for NEW / BASE = `ratio` of a metric.
-pub fn classify(
-    metric: Metric,
-    ratio: &RatioEstimate,
-    verdict: &Verdict,
-    n: (usize, usize),
-    threshold_pct: f64,
-) -> (bool, Outcome) {
+/// The gate's outcome for a comparison of NEW with BASE on `metric`: worse or better by more
+/// than `threshold_pct`, as the comparison's verdict decides.
+pub fn classify(metric: Metric, c: &Comparison, threshold_pct: f64) -> Outcome {
     let t = threshold_pct / 100.0;
-    let r = ratio.ratio;
-    let excludes_one = ratio.ci95_low > 1.0 || ratio.ci95_high < 1.0;
-    let significant = verdict.significant && excludes_one;
+    let r = c.ratio.ratio;
     let (worse, better) = if metric.higher_is_better() {
         (r < 1.0 - t, r > 1.0 + t)
     } else {
         (r > 1.0 + t, r < 1.0 - t)
     };
-    let outcome = if worse && significant {
-        Outcome::Regression
-    } else if worse && min_possible_p(n.0, n.1) > verdict.alpha {
-        Outcome::TooFewRounds
-    } else if worse {
-        Outcome::WorseNotSignificant
-    } else if better && significant {
-        Outcome::Improvement
-    } else {
-        Outcome::Unchanged
-    };
-    (significant, outcome)
+    match (&c.verdict, worse, better) {
+        (Verdict::Significant, true, _) => Outcome::Regression,
+        (Verdict::TooFewRounds, true, _) => Outcome::TooFewRounds,
+        (Verdict::Inconclusive(_), true, _) => Outcome::WorseInconclusive,
+        (_, true, _) => Outcome::WorseNotSignificant,
+        (Verdict::Significant, _, true) => Outcome::Improvement,
+        _ => Outcome::Unchanged,
+    }
 }
 
-fn values(c: &Cell, m: Metric) -> Vec<f64> {
-    c.measured_runs().into_iter().map(|r| m.value(r)).collect()
+/// The rule two runs are compared under: `alpha`, and the wider of their noise bands.
+fn rule(alpha: f64, runs: &[&Results]) -> Rule {
+    Rule {
+        alpha,
+        noise_threshold: runs
+            .iter()
+            .map(|r| r.method.noise_threshold())
+            .fold(0.0, f64::max),
+    }
 }
 
-/// Per-round values of two cells of one run, paired by round index.
-fn paired_values(a: &Cell, b: &Cell, m: Metric) -> (Vec<f64>, Vec<f64>) {
-    crate::analysis::verdict::paired_rounds(a, b, |r| m.value(r))
-}
-
-fn change(label: String, base: &Cell, new: &Cell, gate: Gate, paired: bool) -> CellChange {
-    let m = gate.metric;
-    let (b, n) = if paired {
-        let (n, b) = paired_values(new, base, m);
-        (b, n)
-    } else {
-        (values(base, m), values(new, m))
-    };
-    judge(label, base, new, (b, n), gate, paired)
-}
-
-/// Judges BASE values `b` against NEW values `n` of one metric.
+/// Judges BASE values `b` against NEW values `n` of one metric with the report's comparison.
 fn judge(
     label: String,
-    base: &Cell,
-    new: &Cell,
+    (base, new): (&Cell, &Cell),
     (b, n): (Vec<f64>, Vec<f64>),
-    gate: Gate,
+    (gate, rule): (Gate, Rule),
     paired: bool,
 ) -> CellChange {
     let new_failed = new.status == CellStatus::Failed || n.is_empty();
-    let ratio = if paired {
-        stats::paired_ratio(&n, &b)
+    let pairing = if paired {
+        Pairing::ByRound
     } else {
-        stats::independent_ratio(&n, &b)
+        Pairing::Independent
     };
-    let mut verdict = stats::mann_whitney(&n, &b);
-    verdict.alpha = gate.alpha;
-    verdict.significant = verdict.p_value <= gate.alpha;
-    let (significant, mut outcome) = classify(
-        gate.metric,
-        &ratio,
-        &verdict,
-        (b.len(), n.len()),
-        gate.threshold_pct,
-    );
+    let mut comparison = comparison::compare(&n, &b, pairing, rule);
+    if let Some(why) = busy_machine(new).or_else(|| busy_machine(base)) {
+        comparison.verdict = Verdict::Inconclusive(why);
+    }
+    let mut outcome = classify(gate.metric, &comparison, gate.threshold_pct);
     if base.runs.is_empty() {
         outcome = Outcome::NoBaseline;
     } else if new_failed && base.status != CellStatus::Failed {
@@ -295,45 +273,54 @@ fn judge(
         base_median: median(&b),
         new_median: median(&n),
         rounds: (b.len(), n.len()),
-        ratio,
-        verdict,
-        significant,
+        comparison,
         outcome,
     }
 }
 
 /// The changes of one matched pair: per operation (ns per op, lower is better) where the cells
 /// carry per-operation figures — a cell's own throughput means nothing there — else the metric.
-fn changes_of(label: &str, base: &Cell, new: &Cell, gate: Gate, paired: bool) -> Vec<CellChange> {
+fn changes_of(
+    label: &str,
+    (base, new): (&Cell, &Cell),
+    (gate, rule): (Gate, Rule),
+    paired: bool,
+) -> Vec<CellChange> {
+    let values = |c: &Cell, f: &dyn Fn(&RunRecord) -> Option<f64>| -> Vec<f64> {
+        MeasuredRuns::of(c).iter().filter_map(|r| f(r)).collect()
+    };
     let ops = op_names(base);
     if ops.is_empty() {
-        return vec![change(label.to_string(), base, new, gate, paired)];
+        let m = gate.metric;
+        let v = if paired {
+            let (n, b) = paired_rounds(new, base, |r| m.value(r));
+            (b, n)
+        } else {
+            let f = |r: &RunRecord| Some(m.value(r));
+            (values(base, &f), values(new, &f))
+        };
+        return vec![judge(
+            label.to_string(),
+            (base, new),
+            v,
+            (gate, rule),
+            paired,
+        )];
     }
     ops.iter()
         .map(|op| {
-            let col = |c: &Cell| -> Vec<f64> {
-                c.measured_runs()
-                    .into_iter()
-                    .filter_map(|r| op_value(r, op))
-                    .collect()
-            };
-            let (b, n) = if paired {
-                crate::analysis::verdict::paired_rounds_where(base, new, |r| op_value(r, op))
+            let f = |r: &RunRecord| op_value(r, op);
+            let v = if paired {
+                paired_rounds_where(base, new, f)
             } else {
-                (col(base), col(new))
+                (values(base, &f), values(new, &f))
+            };
+            let per_op = Gate {
+                metric: Metric::Wall,
+                ..gate
             };
             let label = format!("{label} · {op} (ns/op)");
-            judge(
-                label,
-                base,
-                new,
-                (b, n),
-                Gate {
-                    metric: Metric::Wall,
-                    ..gate
-                },
-                paired,
-            )
+            judge(label, (base, new), v, (per_op, rule), paired)
         })
         .collect()
 }
@@ -345,6 +332,7 @@ pub fn compare_runs(
     gate: Gate,
     names: (&str, &str),
 ) -> anyhow::Result<Report> {
+    let rule = rule(gate.alpha, &[base, new]);
     let new_by_key: BTreeMap<String, &Cell> = new.cells.iter().map(|c| (key(c, None), c)).collect();
     let base_keys: Vec<String> = base.cells.iter().map(|c| key(c, None)).collect();
     let changes: Vec<CellChange> = base
@@ -352,7 +340,7 @@ pub fn compare_runs(
         .iter()
         .filter_map(|b| {
             let n = new_by_key.get(&key(b, None))?;
-            Some(changes_of(&b.id, b, n, gate, false))
+            Some(changes_of(&b.id, (b, n), (gate, rule), false))
         })
         .flatten()
         .collect();
@@ -371,7 +359,7 @@ pub fn compare_runs(
     finish(Report {
         metric: gate.metric,
         threshold_pct: gate.threshold_pct,
-        alpha: gate.alpha,
+        rule,
         base_name: names.0.to_string(),
         new_name: names.1.to_string(),
         paired: false,
@@ -425,6 +413,7 @@ pub fn compare_within(
             .into());
         }
     }
+    let rule = rule(gate.alpha, &[run]);
     let base_cells: Vec<&Cell> = run
         .cells
         .iter()
@@ -439,7 +428,7 @@ pub fn compare_within(
         .filter_map(|b| {
             let n = new_by_key.get(&key(b, Some(by)))?;
             let label = format!("{} ({} → {})", key(b, Some(by)), dim(b), dim(n));
-            Some(changes_of(&label, b, n, gate, true))
+            Some(changes_of(&label, (b, n), (gate, rule), true))
         })
         .flatten()
         .collect();
@@ -460,7 +449,7 @@ pub fn compare_within(
     finish(Report {
         metric: gate.metric,
         threshold_pct: gate.threshold_pct,
-        alpha: gate.alpha,
+        rule,
         base_name: name(base_value),
         new_name: name(new_value),
         paired: true,
@@ -514,9 +503,10 @@ pub fn render(r: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "change = NEW/BASE − 1 with a {} bootstrap 95% interval; p from a two-sided Mann–Whitney U test; significant = p ≤ {} and the interval excludes 0%\n",
+        "change = NEW/BASE − 1 with a {} bootstrap 95% interval; p from a two-sided Mann–Whitney U test; significant = p ≤ {} {}\n",
         if r.paired { "paired-by-round" } else { "unpaired" },
-        r.alpha
+        r.rule.alpha,
+        r.rule.band_text("the ratio's interval")
     );
     for w in &r.env_warnings {
         let _ = writeln!(out, "warning: {w}");
@@ -537,10 +527,10 @@ pub fn render(r: &Report) -> String {
             "    base {} → new {}  change {} [{} .. {}]  p = {:.3} ({} vs {} rounds)  {}",
             crate::format::num(c.base_median),
             crate::format::num(c.new_median),
-            pct(c.ratio.ratio),
-            pct(c.ratio.ci95_low),
-            pct(c.ratio.ci95_high),
-            c.verdict.p_value,
+            pct(c.comparison.ratio.ratio),
+            pct(c.comparison.ratio.ci95_low),
+            pct(c.comparison.ratio.ci95_high),
+            c.comparison.p_value,
             c.rounds.0,
             c.rounds.1,
             c.outcome.text()
@@ -558,7 +548,10 @@ pub fn render(r: &Report) -> String {
         .filter(|c| {
             matches!(
                 c.outcome,
-                Outcome::Regression | Outcome::TooFewRounds | Outcome::WorseNotSignificant
+                Outcome::Regression
+                    | Outcome::TooFewRounds
+                    | Outcome::WorseNotSignificant
+                    | Outcome::WorseInconclusive
             )
         })
         .collect();
@@ -575,9 +568,9 @@ pub fn render(r: &Report) -> String {
                 out,
                 "  {}: {} [{} .. {}] {}",
                 c.label,
-                pct(c.ratio.ratio),
-                pct(c.ratio.ci95_low),
-                pct(c.ratio.ci95_high),
+                pct(c.comparison.ratio.ratio),
+                pct(c.comparison.ratio.ci95_low),
+                pct(c.comparison.ratio.ci95_high),
                 c.outcome.text()
             );
         }
@@ -609,7 +602,7 @@ pub fn render(r: &Report) -> String {
                 "  {}: {} {}",
                 c.label,
                 c.outcome.text(),
-                pct(c.ratio.ratio)
+                pct(c.comparison.ratio.ratio)
             );
         }
     }
@@ -620,71 +613,54 @@ pub fn render(r: &Report) -> String {
 mod tests {
     use super::*;
 
-    fn est(r: f64, lo: f64, hi: f64) -> RatioEstimate {
-        RatioEstimate {
-            ratio: r,
-            ci95_low: lo,
-            ci95_high: hi,
-            paired: false,
-        }
-    }
-    fn sig(yes: bool) -> Verdict {
-        Verdict {
-            test: "t",
-            method: "exact",
-            p_value: if yes { 0.008 } else { 0.5 },
-            significant: yes,
-            alpha: 0.05,
+    fn cmp(r: f64, lo: f64, hi: f64, verdict: Verdict) -> Comparison {
+        Comparison {
+            ratio: crate::stats::RatioEstimate {
+                ratio: r,
+                ci95_low: lo,
+                ci95_high: hi,
+                paired: false,
+            },
+            p_value: 0.5,
+            n: (5, 5),
+            verdict,
         }
     }
 
     #[test]
     fn direction_follows_the_metric() {
         // Throughput halved: worse. Wall time halved: better. Wall time doubled: worse.
-        let half = est(0.5, 0.45, 0.55);
+        let half = cmp(0.5, 0.45, 0.55, Verdict::Significant);
         assert_eq!(
-            classify(Metric::Throughput, &half, &sig(true), (5, 5), 10.0).1,
+            classify(Metric::Throughput, &half, 10.0),
             Outcome::Regression
         );
+        assert_eq!(classify(Metric::Wall, &half, 10.0), Outcome::Improvement);
+        let double = cmp(2.0, 1.9, 2.1, Verdict::Significant);
+        assert_eq!(classify(Metric::Wall, &double, 10.0), Outcome::Regression);
         assert_eq!(
-            classify(Metric::Wall, &half, &sig(true), (5, 5), 10.0).1,
-            Outcome::Improvement
-        );
-        let double = est(2.0, 1.9, 2.1);
-        assert_eq!(
-            classify(Metric::Wall, &double, &sig(true), (5, 5), 10.0).1,
-            Outcome::Regression
-        );
-        assert_eq!(
-            classify(Metric::Throughput, &double, &sig(true), (5, 5), 10.0).1,
+            classify(Metric::Throughput, &double, 10.0),
             Outcome::Improvement
         );
         assert!(Metric::Throughput.higher_is_better() && !Metric::Wall.higher_is_better());
     }
 
     #[test]
-    fn threshold_and_significance_are_both_needed() {
-        let small = est(0.95, 0.93, 0.97);
+    fn threshold_and_verdict_are_both_needed() {
+        let small = cmp(0.95, 0.93, 0.97, Verdict::Significant);
         assert_eq!(
-            classify(Metric::Throughput, &small, &sig(true), (5, 5), 10.0).1,
+            classify(Metric::Throughput, &small, 10.0),
             Outcome::Unchanged
         );
-        let big = est(0.7, 0.5, 1.1);
+        let worse = |v| classify(Metric::Throughput, &cmp(0.7, 0.6, 0.8, v), 10.0);
+        assert_eq!(worse(Verdict::NotSignificant), Outcome::WorseNotSignificant);
+        assert_eq!(worse(Verdict::WithinNoise), Outcome::WorseNotSignificant);
+        assert_eq!(worse(Verdict::TooFewRounds), Outcome::TooFewRounds);
         assert_eq!(
-            classify(Metric::Throughput, &big, &sig(true), (5, 5), 10.0).1,
-            Outcome::WorseNotSignificant
+            worse(Verdict::Inconclusive("busy".into())),
+            Outcome::WorseInconclusive
         );
-        assert_eq!(
-            classify(
-                Metric::Throughput,
-                &est(0.7, 0.6, 0.8),
-                &sig(false),
-                (3, 3),
-                10.0
-            )
-            .1,
-            Outcome::TooFewRounds
-        );
+        assert!(!worse(Verdict::Inconclusive("busy".into())).fails());
     }
 
     #[test]
@@ -720,9 +696,9 @@ mod tests {
     fn unpaired_interval_contains_the_ratio() {
         let a = [10.0, 11.0, 9.5, 10.2, 10.4];
         let b = [20.0, 19.0, 21.0, 20.5, 19.7];
-        let r = stats::independent_ratio(&a, &b);
+        let r = crate::stats::independent_ratio(&a, &b);
         assert!(!r.paired && r.ci95_low <= r.ratio && r.ratio <= r.ci95_high);
         assert!(r.ci95_low > 0.4 && r.ci95_high < 0.6, "{r:?}");
-        assert_eq!(r, stats::independent_ratio(&a, &b));
+        assert_eq!(r, crate::stats::independent_ratio(&a, &b));
     }
 }

@@ -5,7 +5,6 @@ use std::fmt::Write;
 use std::path::Path;
 
 pub use crate::analysis::cost::{cost_rows, CostRow, MixCosts, RequestMix};
-use crate::results::Results;
 
 /// The cost table as Markdown.
 pub fn render(rows: &[CostRow], mix: RequestMix, request_ms: f64, source: &str) -> String {
@@ -62,7 +61,7 @@ pub fn run(
     base: Option<&str>,
 ) -> anyhow::Result<i32> {
     let path = crate::results::json_path(dir);
-    let results = Results::load(&path)?;
+    let results = crate::analysis::summary::load(&path)?;
     let rows = cost_rows(&results.cells, mix, request_ms, base)?;
     print!(
         "{}",

@@ -25,6 +25,7 @@
 //!   [`cost`]: asyncio time per request.
 //! - [`interrupt`]: Ctrl-C stops workers and keeps what was measured.
 
+pub mod affinity;
 pub mod analysis;
 pub mod catalogue;
 pub mod chart;

@@ -90,7 +90,8 @@ pub struct Results {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub scenarios: BTreeMap<String, ScenarioInfo>,
     /// Open-loop rate sweeps derived from the cells: per variant, latency against offered rate
-    /// and the knee (`analysis::sweep::analyze`); empty when no cell ran open loop.
+    /// and the knee; empty when no cell ran open loop. A derived copy for outside readers
+    /// (`analysis::summary::derive` writes it; the lab derives it again when it reads).
     #[serde(default)]
     pub sweeps: Vec<Sweep>,
     /// How the document was made: the command line, where it ran, and the resolved study that
@@ -115,13 +116,40 @@ pub struct CeilingRecord {
     /// The client: `reqwest` (against the mock server) or `tokio-postgres`.
     pub client: String,
     /// One run per round.
-    pub runs: Vec<crate::reference::CeilingRun>,
+    pub runs: Vec<CeilingRun>,
     /// Throughput over the runs, ops per second; absent when every run failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput_per_s: Option<crate::stats::Summary>,
     /// Why it could not run, when it could not (one line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+}
+
+/// What one reference-client run measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CeilingRun {
+    /// Ops completed (successfully; one latency each).
+    pub ops: u64,
+    /// Failed ops (HTTP status other than 2xx, transport or query errors).
+    pub errors: u64,
+    /// Wall time of the timed region, s.
+    pub wall_s: f64,
+    /// Throughput: `ops / wall_s`, ops per second.
+    pub throughput_per_s: f64,
+    /// Median per-op latency of the completed ops, ms (NaN, `null` in JSON, when none).
+    #[serde(with = "crate::stats::serde_nan")]
+    pub latency_p50_ms: f64,
+    /// 99th percentile per-op latency of the completed ops, ms (NaN, `null` in JSON, when none).
+    #[serde(with = "crate::stats::serde_nan")]
+    pub latency_p99_ms: f64,
+    /// Sum of the returned `value`s (postgres) or body bytes received, error bodies included
+    /// (http): shows the work was done.
+    pub checksum: u64,
+    /// Worker threads of the client's runtime (CPUs in the caller's affinity mask).
+    pub worker_threads: usize,
+    /// The first failure's message, when there were errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
 }
 
 /// The command that wrote a results document, and every choice it resolved to.
@@ -363,9 +391,11 @@ pub struct Cell {
     pub failure: Option<String>,
     /// Measured runs (warm-ups excluded).
     pub runs: Vec<RunRecord>,
-    /// Aggregates over the runs; present once one run succeeded.
+    /// Aggregates over the measured runs; present once one run succeeded. A derived copy for
+    /// outside readers (`analysis::summary::derive` writes it; the lab derives it again when
+    /// it reads).
     pub summary: Option<CellSummary>,
-    /// Warnings about this cell's numbers (spread, outliers, request-count mismatch).
+    /// Warnings about this cell's numbers (spread, outliers), derived with the summary.
     pub warnings: Vec<String>,
 }
 
@@ -449,32 +479,6 @@ pub struct Interference {
     /// Why it is contaminated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-}
-
-impl RunRecord {
-    /// Whether the run was measured on a quiet enough machine (or before that was measured).
-    pub fn is_clean(&self) -> bool {
-        !self.interference.as_ref().is_some_and(|i| i.contaminated)
-    }
-}
-
-/// The runs a cell's figures come from: the clean ones, or every run when none is clean (the
-/// figure is still shown, and the analysis calls the cell inconclusive). The runner's summary
-/// and every later table, chart and comparison use this one rule.
-pub fn measured_runs(all: &[RunRecord]) -> Vec<&RunRecord> {
-    let clean: Vec<&RunRecord> = all.iter().filter(|r| r.is_clean()).collect();
-    if clean.is_empty() {
-        all.iter().collect()
-    } else {
-        clean
-    }
-}
-
-impl Cell {
-    /// This cell's measured runs ([`measured_runs`]): contaminated ones left out.
-    pub fn measured_runs(&self) -> Vec<&RunRecord> {
-        measured_runs(&self.runs)
-    }
 }
 
 /// Latency percentiles over all operations of all rounds of a cell.

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use asynclab::analysis::{self, decision::Decision, scenario::cell_interference, verdict::Verdict};
+use asynclab::analysis::{
+    self, comparison::Verdict, decision::Decision, scenario::cell_interference,
+};
 use asynclab::format::num;
 use asynclab::results::Results;
 use common::*;

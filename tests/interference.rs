@@ -279,15 +279,17 @@ fn intermittent_load_is_flagged_repeated_and_left_out() {
     // when host steal left a round without a clean run; the rule must hold on what is left).
     // Four pairs at least, so that a significant result was possible (smallest p 0.029).
     let typed = |v: &str| doc.cells.iter().find(|c| c.variant == v).unwrap();
-    let (a, b) = asynclab::analysis::verdict::paired_rounds(typed("asyncio"), typed("sync"), |r| {
-        r.throughput_per_s
-    });
+    let (a, b) =
+        asynclab::analysis::measured::paired_rounds(typed("asyncio"), typed("sync"), |r| {
+            r.throughput_per_s
+        });
     assert!(
         a.len() >= 4,
         "{} clean rounds of asyncio and sync in common: too few to test the rule",
         a.len()
     );
-    let vs = asynclab::analysis::verdict::compare_paired(&a, &b, doc.method.noise_threshold());
+    use asynclab::analysis::comparison::{compare, Pairing, Rule};
+    let vs = compare(&a, &b, Pairing::ByRound, Rule::of(&doc.method));
     assert!(
         !(vs.verdict.is_significant() && vs.ratio.ratio > 1.0),
         "the lab called asyncio significantly faster than sync on CPU-bound work: {:.3}×",

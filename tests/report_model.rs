@@ -1,7 +1,7 @@
 //! summary.md and report.html render one report model: the same verdicts and numbers, and a
 //! verdict's mark in HTML comes from the model, not from the words of the table.
 
-use asynclab::analysis::{self, scenario::VsBaseline, verdict::Verdict};
+use asynclab::analysis::{self, comparison::Verdict, scenario::VsBaseline};
 use asynclab::export::markup::{Block, Html, Mark, Markdown};
 use asynclab::export::{document, Exporter, HtmlExporter, MarkdownExporter, Outputs};
 use asynclab::results::Results;

@@ -1,8 +1,9 @@
 //! The decision table's rows: per scenario and setting, the measured winner, its ratio against
 //! the runner-up with a paired interval, and whether the gap beats the run-to-run spread.
 
+use super::comparison::{compare, Pairing, Rule, Verdict};
+use super::measured::{busy_machine, paired_rounds, MeasuredRuns};
 use super::ops::version_key;
-use super::verdict::{busy_machine, compare_paired, paired_rounds, Verdict};
 use crate::results::{Cell, CellStatus, Results, RunRecord};
 use crate::stats;
 use std::collections::BTreeMap;
@@ -43,8 +44,7 @@ fn metric(memory: bool) -> impl Fn(&RunRecord) -> f64 {
 }
 
 /// Computes the table from the measured cells; cells that failed or reported errors are left out.
-pub fn decisions(results: &Results) -> Vec<Decision> {
-    let noise = results.method.noise_threshold();
+pub fn decisions(results: &Results, rule: Rule) -> Vec<Decision> {
     // Rows by scenario name, then setting in the plan's order (the catalogue's matrix order, so
     // concurrency=5 comes before concurrency=10, which text order would put first), then
     // interpreter, oldest first.
@@ -62,11 +62,7 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
                 .is_some_and(|s| s.errors == 0 && s.rounds > 0);
         // Open-loop cells send at a fixed rate, so their throughput tracks the offered rate,
         // not the variant: they belong to the load-sweep table, not this one.
-        let open_loop = c
-            .params
-            .get("rate_per_s")
-            .and_then(serde_json::Value::as_f64)
-            .is_some_and(|r| r > 0.0);
+        let open_loop = crate::catalogue::offered_rate(&c.params).is_some();
         if usable && !open_loop && (c.decide_by == "throughput" || c.decide_by == "memory") {
             let rank = setting_rank[&(c.scenario.as_str(), c.group.as_str())];
             groups
@@ -89,7 +85,7 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
         let memory = cells[0].decide_by == "memory";
         // Higher is better for throughput; for memory, rank by the negated delta.
         let score = |c: &Cell| {
-            let values: Vec<f64> = c.measured_runs().into_iter().map(metric(memory)).collect();
+            let values = MeasuredRuns::of(c).values(metric(memory));
             let m = stats::median(&values);
             if memory {
                 -m
@@ -103,9 +99,9 @@ pub fn decisions(results: &Results) -> Vec<Decision> {
         let (a, b) = paired_rounds(w, r, metric(memory));
         // Express the ratio as "winner is N× better": throughput w/r, memory r/w.
         let mut cmp = if memory {
-            compare_paired(&b, &a, noise)
+            compare(&b, &a, Pairing::ByRound, rule)
         } else {
-            compare_paired(&a, &b, noise)
+            compare(&a, &b, Pairing::ByRound, rule)
         };
         // A busy machine decides nothing: the figure is shown, no variant recommended.
         if let Some(why) = cells.iter().find_map(|c| busy_machine(c)) {
@@ -157,7 +153,10 @@ mod tests {
                 results.cells.push(c);
             }
         }
-        let settings: Vec<String> = decisions(&results).into_iter().map(|d| d.group).collect();
+        let settings: Vec<String> = decisions(&results, Rule::of(&results.method))
+            .into_iter()
+            .map(|d| d.group)
+            .collect();
         assert_eq!(settings, ["concurrency=5", "concurrency=10"]);
     }
 }

@@ -6,15 +6,17 @@
 //! this model and compute no statistic of their own. Which sections a scenario gets follows
 //! from its catalogue entry (`decide_by`, `baseline`) and the kinds of extras its runs carry.
 
+pub mod comparison;
 pub mod cost;
 pub mod decision;
+pub mod measured;
 pub mod network;
 pub mod ops;
 pub mod runtime;
 pub mod scenario;
 pub mod speed;
+pub mod summary;
 pub mod sweep;
-pub mod verdict;
 
 use std::collections::BTreeMap;
 
@@ -27,6 +29,8 @@ use crate::results::{Results, Sweep};
 pub struct Report<'a> {
     /// The document analysed (for the environment, method and raw cells).
     pub results: &'a Results,
+    /// How every comparison of the report was judged (α and the run's noise band).
+    pub rule: comparison::Rule,
     /// One entry per scenario, in the document's order.
     pub scenarios: Vec<scenario::ScenarioReport<'a>>,
     /// Per-operation sections, for scenarios whose runs carry `extra.ops`.
@@ -60,6 +64,7 @@ pub fn scenario_names(results: &Results) -> Vec<String> {
 
 /// Analyses a results document.
 pub fn analyze(results: &Results) -> Report<'_> {
+    let rule = comparison::Rule::of(&results.method);
     let mut scenarios = Vec::new();
     let mut ops = Vec::new();
     let mut loops = Vec::new();
@@ -76,7 +81,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
             cells,
             results.scenarios.get(&name),
             results.env.cores,
-            results.method.noise_threshold(),
+            rule,
         ));
     }
     let machine_speed = speed::probe_range(&results.cells);
@@ -93,9 +98,10 @@ pub fn analyze(results: &Results) -> Report<'_> {
                 .flat_map(|c| c.warnings.iter().cloned()),
         )
         .collect();
-    let decisions = decision::decisions(results);
+    let decisions = decision::decisions(results, rule);
     Report {
         results,
+        rule,
         scenarios,
         ops,
         loops,

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::comparison::Verdict;
 use super::decision::Decision;
-use super::verdict::Verdict;
 use crate::results::{CeilingRecord, Cell, CellStatus};
 use crate::stats::Summary;
 

@@ -49,7 +49,7 @@ pub fn has_ops(cell: &Cell) -> bool {
 /// Per-op figures of a cell whose runs carry `extra.ops`, keyed by op name.
 pub fn op_stats(cell: &Cell) -> BTreeMap<String, OpStats> {
     let mut per_op: BTreeMap<String, Vec<&OpFigure>> = BTreeMap::new();
-    for run in cell.measured_runs() {
+    for run in super::measured::MeasuredRuns::of(cell).iter() {
         for (name, row) in run.extra.ops.iter().flatten() {
             per_op.entry(name.clone()).or_default().push(row);
         }
@@ -171,7 +171,7 @@ pub fn has_benchmarks(cell: &Cell) -> bool {
 /// pyperf's figures for `bench` over a cell's runs; None when no run has them.
 pub fn pyperf_figure(cell: &Cell, bench: &str) -> Option<PyperfFigure> {
     let get = |k: fn(&crate::extras::PyperfBenchmark) -> Option<f64>| -> Vec<f64> {
-        cell.measured_runs()
+        super::measured::MeasuredRuns::of(cell)
             .iter()
             .filter_map(|r| k(r.extra.benchmarks.as_ref()?.get(bench)?))
             .collect()

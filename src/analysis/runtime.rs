@@ -278,7 +278,7 @@ pub fn ops_report<'a>(name: &str, cells: &[&'a Cell]) -> Option<OpsReport<'a>> {
 
 /// ms per batch of each measured run: the worker's own `elapsed_ms`, else its timed wall time.
 fn elapsed_ms(c: &Cell) -> Vec<f64> {
-    c.measured_runs()
+    super::measured::MeasuredRuns::of(c)
         .iter()
         .map(|r| r.extra.elapsed_ms.unwrap_or(r.inside_wall_s * 1000.0))
         .collect()

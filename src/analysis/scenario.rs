@@ -4,7 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use super::verdict::{throughput_vs, Comparison};
+use super::comparison::{throughput_vs, Comparison, Rule};
+use super::measured::{busy_machine, MeasuredRuns};
 use crate::extras::CorrectnessRow;
 use crate::results::{Cell, ScenarioInfo};
 
@@ -74,7 +75,7 @@ pub fn cell_interference(cell: &Cell) -> Option<CellInterference> {
         involuntary_switches_median: crate::stats::median(&switches),
         contaminated_runs: all.iter().filter(|i| i.contaminated).count(),
         probe: super::speed::probe_range([cell]),
-        busy: super::verdict::busy_machine(cell),
+        busy: busy_machine(cell),
     })
 }
 
@@ -152,14 +153,13 @@ pub fn baseline_for<'a>(cell: &Cell, cells: &[&'a Cell], baseline: &str) -> Opti
         })
 }
 
-/// Analyses one scenario's cells; `cores` is the machine's, `noise_threshold` the run's
-/// (a ratio counts only beyond `1 ±` it).
+/// Analyses one scenario's cells; `cores` is the machine's, `rule` the run's comparison rule.
 pub fn analyze<'a>(
     name: &str,
     cells: Vec<&'a Cell>,
     info: Option<&'a ScenarioInfo>,
     cores: usize,
-    noise_threshold: f64,
+    rule: Rule,
 ) -> ScenarioReport<'a> {
     let keys: BTreeSet<String> = cells
         .iter()
@@ -184,7 +184,7 @@ pub fn analyze<'a>(
                 None => VsBaseline::NotCompared,
                 Some(b) => match baseline_for(cell, &cells, b) {
                     Some(base) if base.id == cell.id => VsBaseline::IsBaseline,
-                    Some(base) => throughput_vs(cell, base, noise_threshold)
+                    Some(base) => throughput_vs(cell, base, rule)
                         .map(VsBaseline::Ratio)
                         .unwrap_or(VsBaseline::NoPair),
                     None => VsBaseline::NoPair,
@@ -259,10 +259,9 @@ pub fn analyze<'a>(
         .filter_map(|row: &Row<'a>| {
             let c = row.cell;
             let workers = c.runs.iter().find_map(|r| r.extra.workers)?;
-            let per_op: Vec<f64> = c
-                .runs
+            let per_op: Vec<f64> = MeasuredRuns::of(c)
                 .iter()
-                .filter(|r| r.is_clean() && r.ops > 0)
+                .filter(|r| r.ops > 0)
                 .map(|r| r.cpu_s / r.ops as f64)
                 .collect();
             let speedup = match &row.vs_baseline {

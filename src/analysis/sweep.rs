@@ -16,18 +16,18 @@
 //! when some rate saturated after a sustained one, `not_reached` when none saturated (the
 //! knee lies above the highest rate tried), `below_lowest_rate` when even the lowest did.
 //!
-//! The sweep types are part of the results document ([`crate::results::Sweep`]); the runner's
-//! `--rates auto` batches (`runner::sweep`) ask this module which sweeps have saturated.
+//! The sweep types are part of the results document ([`crate::results::Sweep`]). The runner's
+//! `--rates auto` batches (`runner::sweep`) are handed this rule by the `run` command; which
+//! cells form one sweep ([`sweep_key`]) is the catalogue's.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+pub use crate::catalogue::{offered_rate, sweep_key, SweepKey, RATE_PARAM};
 use crate::results::{Cell, CellStatus, Knee, Sweep, SweepPoint};
 use crate::stats::median;
 
-/// The parameter a sweep varies.
-pub const RATE_PARAM: &str = "rate_per_s";
 /// A point is saturated when it achieved less than this fraction of the offered rate.
 pub const ACHIEVED_MIN_FRACTION: f64 = 0.9;
 /// ... or when its corrected p99 exceeds this many reference latencies.
@@ -35,34 +35,9 @@ pub const P99_MAX_FACTOR: f64 = 10.0;
 /// Smallest reference latency when it comes from a measurement (no `delay_ms`), ms.
 pub const REFERENCE_FLOOR_MS: f64 = 1.0;
 
-/// A cell's offered rate, when it ran open loop.
-pub fn offered_rate(params: &BTreeMap<String, Value>) -> Option<f64> {
-    params
-        .get(RATE_PARAM)
-        .and_then(Value::as_f64)
-        .filter(|r| *r > 0.0)
-}
-
-/// Cells measuring the same thing at different rates share this key: scenario, variant,
-/// interpreter and every parameter but the rate (as canonical JSON, keys sorted).
-pub type SweepKey = (String, String, String, String);
-
-/// The [`SweepKey`] of a cell (or a sweep, whose parameters already lack the rate).
-pub fn sweep_key(
-    scenario: &str,
-    variant: &str,
-    python: &str,
-    params: &BTreeMap<String, Value>,
-) -> SweepKey {
-    let mut rest = params.clone();
-    rest.remove(RATE_PARAM);
-    let rest = serde_json::to_string(&rest).unwrap_or_default();
-    (scenario.into(), variant.into(), python.into(), rest)
-}
-
 /// One open-loop figure of every measured run that reported it.
 fn per_run(cell: &Cell, figure: impl Fn(&crate::extras::Extras) -> Option<f64>) -> Vec<f64> {
-    cell.measured_runs()
+    super::measured::MeasuredRuns::of(cell)
         .iter()
         .filter_map(|r| figure(&r.extra))
         .collect()
@@ -194,6 +169,15 @@ pub fn analyze(cells: &[Cell]) -> Vec<Sweep> {
                 saturated_rate_per_s,
             }
         })
+        .collect()
+}
+
+/// The sweeps of `cells` that saturated at some rate: where `--rates auto` stops.
+pub fn saturated(cells: &[Cell]) -> Vec<SweepKey> {
+    analyze(cells)
+        .iter()
+        .filter(|s| s.saturated_rate_per_s.is_some())
+        .map(|s| sweep_key(&s.scenario, &s.variant, &s.python, &s.params))
         .collect()
 }
 

@@ -15,6 +15,7 @@ use super::svg::{color, DASHES};
 use super::{
     cell_label, many_pythons, per_scenario, scenario_line, slug, variant_index, Chart, ChartFile,
 };
+use crate::analysis::measured::MeasuredRuns;
 use crate::analysis::scenario::ScenarioReport;
 use crate::analysis::Report;
 use crate::results::Cell;
@@ -67,8 +68,7 @@ struct Curve {
 }
 
 fn curve(c: &Cell, label: String, series: usize, dash: &'static str) -> Option<Curve> {
-    let mut pooled: Vec<f64> = c
-        .runs
+    let mut pooled: Vec<f64> = MeasuredRuns::of(c)
         .iter()
         .flat_map(|r| r.latencies_ms.iter().copied())
         .filter(|x| x.is_finite())

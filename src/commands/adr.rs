@@ -12,7 +12,6 @@ use crate::chart;
 use crate::export::adr::{self, ChartLink};
 use crate::export::markup::Markdown;
 use crate::export::write_atomic;
-use crate::results::Results;
 
 /// `asynclab adr`.
 #[derive(Debug, Args, Clone)]
@@ -58,7 +57,7 @@ pub fn relative(from: &Path, to: &Path) -> anyhow::Result<String> {
 
 /// Writes the record; prints where, and a note when the charts are not drawn yet.
 pub fn execute(a: &AdrArgs) -> anyhow::Result<i32> {
-    let results = Results::load(&a.dir)?;
+    let results = crate::analysis::summary::load(&a.dir)?;
     let dir = results_dir(&a.dir);
     let out = a.out.clone().unwrap_or_else(|| dir.join("adr.md"));
     let out_dir = results_dir(&out);

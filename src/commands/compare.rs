@@ -7,7 +7,6 @@ use clap::Args;
 
 use crate::compare;
 use crate::error::UsageError;
-use crate::results::Results;
 
 /// `asynclab compare`.
 #[derive(Debug, Args, Clone)]
@@ -69,7 +68,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         threshold_pct: a.threshold,
         alpha: a.alpha,
     };
-    let base = Results::load(&a.base)?;
+    let base = crate::analysis::summary::load(&a.base)?;
     let report = match (&a.by, &a.new) {
         (Some(by), None) => {
             let dim = match by[0].as_str() {
@@ -86,7 +85,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
             compare::compare_within(&base, dim, &by[1], &by[2], gate)?
         }
         (None, Some(new)) => {
-            let new_doc = Results::load(new)?;
+            let new_doc = crate::analysis::summary::load(new)?;
             let names = (a.base.display().to_string(), new.display().to_string());
             compare::compare_runs(&base, &new_doc, gate, (&names.0, &names.1))?
         }

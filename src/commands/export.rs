@@ -9,7 +9,6 @@ use clap::{Args, Subcommand};
 
 use super::adr::results_dir;
 use crate::export::{pyperf, write_atomic};
-use crate::results::Results;
 
 /// `asynclab export`.
 #[derive(Debug, Args, Clone)]
@@ -40,7 +39,7 @@ pub struct PyperfArgs {
 /// Writes the export; prints where, and which cells had no clean run to export.
 pub fn execute(a: &ExportArgs) -> anyhow::Result<i32> {
     let ExportFormat::Pyperf(p) = &a.format;
-    let results = Results::load(&p.dir)?;
+    let results = crate::analysis::summary::load(&p.dir)?;
     let dir = results_dir(&p.dir);
     let file = match &p.out {
         None => dir.join("pyperf.json"),

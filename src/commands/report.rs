@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::export;
-use crate::results::Results;
 
 /// `asynclab report`.
 #[derive(Debug, Args, Clone)]
@@ -17,7 +16,7 @@ pub struct ReportArgs {
 
 /// Loads the document and writes every report from it; results.json is left as it is.
 pub fn execute(a: &ReportArgs) -> anyhow::Result<i32> {
-    let results = Results::load(&a.dir.join("results.json"))?;
+    let results = crate::analysis::summary::load(&a.dir.join("results.json"))?;
     export::write_reports(&results, &a.dir)?;
     println!("report regenerated in {}", a.dir.display());
     Ok(0)

@@ -5,17 +5,19 @@
 //!
 //! ```text
 //! { "metric": "throughput_per_s", "higher_is_better": true, "threshold_pct": 10.0,
-//!   "alpha": 0.05, "base": "...", "new": "...", "paired": false,
+//!   "alpha": 0.05, "noise_threshold": 0.03, "base": "...", "new": "...", "paired": false,
 //!   "environment_warnings": ["core count differs: BASE 2, NEW 4 (...)"],
 //!   "cells": [ { "label": "io_http/asyncio/3.12.1/...", "base_median": 470.1,
 //!                "new_median": 468.0, "base_rounds": 5, "new_rounds": 5,
 //!                "ratio": 0.996, "ci95_low": 0.98, "ci95_high": 1.01,
-//!                "p_value": 0.69, "significant": false, "outcome": "unchanged" } ],
+//!                "p_value": 0.69, "verdict": "not significant", "significant": false,
+//!                "outcome": "unchanged" } ],
 //!   "only_base": [], "only_new": [], "gate": "pass", "exit_code": 0 }
 //! ```
 //!
-//! `ratio` is NEW / BASE of the medians with its bootstrap 95 % interval; `outcome` is one of
-//! `regression`, `new_failed`, `too_few_rounds`, `worse_not_significant`, `improvement`,
+//! `ratio` is NEW / BASE of the medians with its bootstrap 95 % interval; `verdict` is the
+//! report's (`analysis::comparison::Verdict::text`); `outcome` is one of `regression`,
+//! `new_failed`, `too_few_rounds`, `worse_not_significant`, `worse_inconclusive`, `improvement`,
 //! `unchanged`, `no_baseline`; `gate` is `fail` (exit 1) when any cell is a regression or
 //! `new_failed`.
 
@@ -37,11 +39,12 @@ pub fn json(r: &Report) -> Value {
                 "new_median": c.new_median,
                 "base_rounds": c.rounds.0,
                 "new_rounds": c.rounds.1,
-                "ratio": c.ratio.ratio,
-                "ci95_low": c.ratio.ci95_low,
-                "ci95_high": c.ratio.ci95_high,
-                "p_value": c.verdict.p_value,
-                "significant": c.significant,
+                "ratio": c.comparison.ratio.ratio,
+                "ci95_low": c.comparison.ratio.ci95_low,
+                "ci95_high": c.comparison.ratio.ci95_high,
+                "p_value": c.comparison.p_value,
+                "verdict": c.comparison.verdict.text(),
+                "significant": c.comparison.verdict.is_significant(),
                 "outcome": c.outcome.key(),
             })
         })
@@ -50,7 +53,8 @@ pub fn json(r: &Report) -> Value {
         "metric": r.metric.field(),
         "higher_is_better": r.metric.higher_is_better(),
         "threshold_pct": r.threshold_pct,
-        "alpha": r.alpha,
+        "alpha": r.rule.alpha,
+        "noise_threshold": r.rule.noise_threshold,
         "base": r.base_name,
         "new": r.new_name,
         "paired": r.paired,
@@ -66,14 +70,15 @@ pub fn json(r: &Report) -> Value {
 /// The report as Markdown: a header line, the environment warnings, one table, the gate.
 pub fn markdown(r: &Report) -> String {
     let mut blocks = vec![Block::Para(format!(
-        "Metric `{}` ({}), median over rounds; BASE: {}; NEW: {}; threshold {}%; change = NEW/BASE − 1 with {} bootstrap 95% interval; significant = Mann–Whitney p ≤ {} and the interval excludes 0%.",
+        "Metric `{}` ({}), median over rounds; BASE: {}; NEW: {}; threshold {}%; change = NEW/BASE − 1 with {} bootstrap 95% interval; significant = Mann–Whitney p ≤ {} {}.",
         r.metric.field(),
         if r.metric.higher_is_better() { "higher is better" } else { "lower is better" },
         r.base_name,
         r.new_name,
         r.threshold_pct,
         if r.paired { "a paired-by-round" } else { "an unpaired" },
-        r.alpha
+        r.rule.alpha,
+        r.rule.band_text("the interval")
     ))];
     if !r.env_warnings.is_empty() {
         blocks.push(Block::List(
@@ -99,11 +104,11 @@ pub fn markdown(r: &Report) -> String {
             num(c.new_median),
             format!(
                 "{} [{} .. {}]",
-                pct(c.ratio.ratio),
-                pct(c.ratio.ci95_low),
-                pct(c.ratio.ci95_high)
+                pct(c.comparison.ratio.ratio),
+                pct(c.comparison.ratio.ci95_low),
+                pct(c.comparison.ratio.ci95_high)
             ),
-            format!("{:.3}", c.verdict.p_value),
+            format!("{:.3}", c.comparison.p_value),
             format!("{} vs {}", c.rounds.0, c.rounds.1),
             c.outcome.text().to_string(),
         ]);

@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 
 use super::decision_section::{self, ratio_text, setting_text};
 use super::markup::{Block, Cell, Doc, Mark, Section, Table};
-use super::scenario_tables::{verdict_mark, verdict_words};
+use super::scenario_tables::verdict_mark;
+use crate::analysis::comparison::Verdict;
 use crate::analysis::decision::Decision;
 use crate::analysis::scenario::{cell_interference, CellInterference, ScenarioReport};
-use crate::analysis::verdict::Verdict;
 use crate::analysis::Report;
 use crate::format::num;
 use crate::results::CellStatus;
@@ -81,11 +81,9 @@ fn drivers(r: &Report) -> Section {
         .map(|(m, sc)| format!("{m}: ranks the options of {}", sc.join(", ")))
         .collect();
     items.push(format!(
-        "a gap counts only when it is significant: a two-sided Mann–Whitney U test at α = {ALPHA} on the clean rounds, {}",
-        super::document::noise_text(
-            r.results.method.noise_threshold(),
-            "the ratio's paired bootstrap 95% interval"
-        )
+        "a gap counts only when it is significant: a two-sided Mann–Whitney U test at α = {} on the clean rounds, {}",
+        r.rule.alpha,
+        r.rule.band_text("the ratio's paired bootstrap 95% interval")
     ));
     items.push("a setting whose rounds never ran clean (machine busy) recommends nothing".into());
     items.push(
@@ -173,7 +171,7 @@ fn outcome_line(d: &Decision) -> String {
         v => format!(
             "{at}: chosen option **{}** only provisionally, {gap}, {}: these rounds cannot tell it from the runner-up.",
             d.winner,
-            verdict_words(v)
+            v.text()
         ),
     }
 }

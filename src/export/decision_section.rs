@@ -3,8 +3,8 @@
 
 use super::markup::{Cell, Mark, Section, Table};
 use super::scenario_tables::verdict_mark;
+use crate::analysis::comparison::Verdict;
 use crate::analysis::decision::Decision;
-use crate::analysis::verdict::Verdict;
 use crate::format::num;
 
 /// "–" for an empty setting (a scenario without matrix axes).

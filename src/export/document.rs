@@ -5,27 +5,16 @@ use super::markup::{Block, Doc, Section};
 use super::{decision_section, network_tables, runtime_tables, scenario_tables, sweep_tables};
 use crate::analysis::Report;
 
-/// What a ratio's `interval` (its name in the sentence) must clear besides the test, in words.
-pub fn noise_text(threshold: f64, interval: &str) -> String {
-    if threshold > 0.0 {
-        format!(
-            "with {interval} wholly beyond 1 ± {}% (the noise threshold: a smaller difference is *within noise* and not counted)",
-            (threshold * 1e4).round() / 100.0
-        )
-    } else {
-        format!("with {interval} excluding 1")
-    }
-}
-
 /// The method paragraph under the title.
 fn intro(r: &Report) -> Vec<Block> {
     let m = &r.results.method;
     let mut out = vec![Block::Para(format!(
-        "{} rounds after {} warm-up(s), cells interleaved in rotating order, each run a fresh process; medians with min–max over rounds. Ratios are of median throughput with a bootstrap 95% interval paired by round; significance by a two-sided Mann–Whitney U test at α = 0.05, {}.",
+        "{} rounds after {} warm-up(s), cells interleaved in rotating order, each run a fresh process; medians with min–max over rounds. Ratios are of median throughput with a bootstrap 95% interval paired by round; significance by a two-sided Mann–Whitney U test at α = {}, {}.",
         m.rounds,
         m.warmups,
-        noise_text(m.noise_threshold(), "the interval")
-    ))];
+        r.rule.alpha,
+        r.rule.band_text("the interval")
+    )), Block::Para(r.rule.verdict_note())];
     for (name, p) in &m.scenario_plans {
         out.push(Block::Para(format!(
             "Scenario {name}: {} rounds after {} warm-up(s) (its catalogue default).",

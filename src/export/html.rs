@@ -37,7 +37,9 @@ fn section_id(s: &Section, first_of_scenario: bool) -> String {
     }
 }
 
-const SIGNIFICANCE_NOTE: &str = "<p class=\"note\">A ratio in <b>bold</b> is significant: the test rejects \"no difference\" and its interval excludes 1. A ratio in <i>grey italics</i> is <i>not significant</i>: these rounds cannot tell it from no difference. <i>Too few rounds</i> means no result could have been significant with this many rounds (3 against 3 rounds: the smallest possible p is 0.1); raise <code>--rounds</code>.</p>";
+/// How the tables mark a verdict; what each verdict means is the intro's note, from the run's
+/// own comparison rule.
+const MARKS_NOTE: &str = "<p class=\"note\">A ratio in <b>bold</b> is significant; in <i>grey italics</i> it is not (not significant, within noise, or too few rounds), as the note above defines them.</p>";
 
 impl Exporter for HtmlExporter {
     fn file_name(&self) -> &'static str {
@@ -51,7 +53,7 @@ impl Exporter for HtmlExporter {
         for b in &doc.intro {
             Html::block(&mut out, b);
         }
-        let _ = writeln!(out, "{SIGNIFICANCE_NOTE}");
+        let _ = writeln!(out, "{MARKS_NOTE}");
         let mut seen: Vec<&str> = Vec::new();
         let ids: Vec<String> = doc
             .sections

@@ -10,7 +10,7 @@ mod csv;
 mod decision_section;
 pub mod document;
 mod html;
-mod json;
+pub mod json;
 mod markdown;
 pub mod markup;
 mod network_tables;

@@ -3,7 +3,7 @@
 //! crossover finding; then the reference clients' ceilings with each variant's fraction.
 
 use super::markup::{Cell, Section, Table};
-use super::scenario_tables::{verdict_mark, verdict_words};
+use super::scenario_tables::verdict_mark;
 use crate::analysis::network::{finding, CeilingRow, NetworkSweep};
 use crate::format::{num, opt, rate};
 
@@ -46,7 +46,7 @@ fn sweep_table(s: &NetworkSweep) -> Table {
                         num(d.ratio.ratio),
                         num(d.ratio.ci95_low),
                         num(d.ratio.ci95_high),
-                        verdict_words(&d.verdict)
+                        d.verdict.text()
                     ),
                     verdict_mark(&d.verdict),
                 )

@@ -13,6 +13,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::analysis::measured::MeasuredRuns;
 use crate::results::{Cell, Results};
 
 /// What every value is, in the benchmarks' metadata.
@@ -30,12 +31,14 @@ fn put(m: &mut Map<String, Value>, key: &str, value: Option<Value>) {
     }
 }
 
-/// The benchmark of one cell; None without a clean run that completed operations.
+/// The benchmark of one cell; None without a clean run that completed operations (pyperf has
+/// no way to mark a busy machine's figures inconclusive, so they are not exported).
 fn benchmark(doc: &Results, c: &Cell) -> Option<Value> {
-    let runs: Vec<Value> = c
-        .runs
+    let measured = MeasuredRuns::of(c);
+    let runs: Vec<Value> = measured
         .iter()
-        .filter(|r| r.is_clean() && r.ops > 0 && r.wall_s > 0.0)
+        .filter(|_| measured.clean())
+        .filter(|r| r.ops > 0 && r.wall_s > 0.0)
         .map(|r| {
             json!({
                 "metadata": {"asynclab_round": r.round, "loops": 1, "duration": r.wall_s},

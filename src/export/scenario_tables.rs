@@ -3,9 +3,9 @@
 //! correctness rows, the core bound of process pools).
 
 use super::markup::{Cell, Mark, Section, Table};
+use crate::analysis::comparison::Verdict;
 use crate::analysis::params_text;
 use crate::analysis::scenario::{Row, ScenarioReport, VsBaseline};
-use crate::analysis::verdict::Verdict;
 use crate::format::num;
 use crate::results::{CellStatus, LatencySummary};
 
@@ -20,17 +20,6 @@ pub fn verdict_mark(v: &Verdict) -> Mark {
     }
 }
 
-/// How a verdict reads.
-pub fn verdict_words(v: &Verdict) -> String {
-    match v {
-        Verdict::Significant => "significant".into(),
-        Verdict::NotSignificant => "not significant".into(),
-        Verdict::WithinNoise => "not significant (within noise)".into(),
-        Verdict::TooFewRounds => "not significant (too few rounds)".into(),
-        Verdict::Inconclusive(why) => format!("inconclusive: {why}"),
-    }
-}
-
 /// The "vs baseline" cell: "3.1× [2.9–3.3] significant", "baseline" or "–".
 fn vs_cell(v: &VsBaseline) -> Cell {
     match v {
@@ -42,7 +31,7 @@ fn vs_cell(v: &VsBaseline) -> Cell {
                 num(c.ratio.ratio),
                 num(c.ratio.ci95_low),
                 num(c.ratio.ci95_high),
-                verdict_words(&c.verdict)
+                c.verdict.text()
             ),
             verdict_mark(&c.verdict),
         ),

@@ -38,32 +38,7 @@ pub struct ClosedLoop {
     pub concurrency: usize,
 }
 
-/// What one reference-client run measured.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CeilingRun {
-    /// Ops completed (successfully; one latency each).
-    pub ops: u64,
-    /// Failed ops (HTTP status other than 2xx, transport or query errors).
-    pub errors: u64,
-    /// Wall time of the timed region, s.
-    pub wall_s: f64,
-    /// Throughput: `ops / wall_s`, ops per second.
-    pub throughput_per_s: f64,
-    /// Median per-op latency of the completed ops, ms (NaN, `null` in JSON, when none).
-    #[serde(with = "crate::stats::serde_nan")]
-    pub latency_p50_ms: f64,
-    /// 99th percentile per-op latency of the completed ops, ms (NaN, `null` in JSON, when none).
-    #[serde(with = "crate::stats::serde_nan")]
-    pub latency_p99_ms: f64,
-    /// Sum of the returned `value`s (postgres) or body bytes received, error bodies included
-    /// (http): shows the work was done.
-    pub checksum: u64,
-    /// Worker threads of the client's runtime (CPUs in the caller's affinity mask).
-    pub worker_threads: usize,
-    /// The first failure's message, when there were errors.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_error: Option<String>,
-}
+pub use crate::results::CeilingRun;
 
 /// One op's result: what it adds to the checksum, and whether it failed (with why).
 pub(crate) struct OpResult {
@@ -90,7 +65,7 @@ struct Tally {
 
 /// Worker threads for the client's runtime: CPUs in the calling thread's affinity mask, at least 1.
 pub fn worker_threads() -> usize {
-    crate::runner::affinity::allowed_cpus().len().max(1)
+    crate::affinity::allowed_cpus().len().max(1)
 }
 
 /// Checks the load and builds the client's runtime (outside any timed region).

@@ -108,7 +108,7 @@ impl CeilingPlan {
         let (http, db) = (addrs.http_url.clone(), addrs.database_url.clone());
         std::thread::spawn(move || {
             if !cpus.is_empty() {
-                super::affinity::pin_this_thread(&cpus)?;
+                crate::affinity::pin_this_thread(&cpus)?;
             }
             match target {
                 Target::Http(path) => {

@@ -1,13 +1,15 @@
 //! Cross-cell checks: variants of one scenario that must compute the same answer (the
-//! catalogue's `agree` keys, e.g. rows and checksum) really did, round by round; and a
-//! correctness study's (`correctness = true`) expected-versus-observed rows all match.
+//! catalogue's `agree` keys, e.g. rows and checksum) really did, round by round; a correctness
+//! study's (`correctness = true`) expected-versus-observed rows all match; and where the
+//! catalogue asks (`check_server_requests`), each run's request count is the mock server's.
 
 use std::collections::BTreeMap;
 
 use crate::catalogue::Scenario;
 use crate::results::Cell;
 
-/// One line per disagreement between variants that must agree.
+/// One line per disagreement between variants that must agree, per wrong row of a correctness
+/// study and per run whose request count the mock server contradicts.
 pub fn disagreements(cells: &[Cell], scenarios: &[&Scenario]) -> Vec<String> {
     let mut out = Vec::new();
     for s in scenarios.iter().filter(|s| !s.agree.is_empty()) {
@@ -49,7 +51,35 @@ pub fn disagreements(cells: &[Cell], scenarios: &[&Scenario]) -> Vec<String> {
         }
     }
     out.extend(wrong_rows(cells, scenarios));
+    out.extend(miscounted_requests(cells, scenarios));
     out
+}
+
+/// One line per run whose ops + errors differ from the requests the mock server served, in
+/// scenarios whose catalogue entry sets `check_server_requests`.
+fn miscounted_requests(cells: &[Cell], scenarios: &[&Scenario]) -> Vec<String> {
+    let checked = |c: &Cell| {
+        scenarios
+            .iter()
+            .any(|s| s.name == c.scenario && s.check_server_requests)
+    };
+    cells
+        .iter()
+        .filter(|c| checked(c))
+        .flat_map(|c| c.runs.iter().map(move |r| (c, r)))
+        .filter_map(|(c, r)| {
+            let served = r.server_requests?;
+            (served != r.ops + r.errors).then(|| {
+                format!(
+                    "{}: round {} reported {} requests but the mock server served {} — the variant's count is not trustworthy",
+                    c.id,
+                    r.round + 1,
+                    r.ops + r.errors,
+                    served
+                )
+            })
+        })
+        .collect()
 }
 
 /// One line per row of a correctness study whose observed value is not the expected one.

@@ -1,7 +1,6 @@
 //! Measuring cells: the matrix, the interleaving scheduler, the executor, the /proc sampler and
 //! the interference each run met.
 
-pub mod affinity;
 pub mod ceiling;
 pub mod checks;
 pub mod executor;
@@ -10,6 +9,5 @@ pub mod matrix;
 pub mod process;
 pub mod sampler;
 pub mod scheduler;
-pub mod summarize;
 pub mod sweep;
 pub mod tally;

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::affinity::cpu_set;
 use super::executor::{Executor, RunError};
 use super::matrix::{CellSpec, Network};
 use super::sampler;
+use crate::affinity::cpu_set;
 use crate::interrupt;
 use crate::results::RunRecord;
 

@@ -3,7 +3,6 @@
 
 use super::executor::{Executor, RunError};
 use super::matrix::CellSpec;
-use super::summarize::summarize_cell;
 use super::tally::{Event, Tally};
 use crate::results::{Cell, CellStatus};
 
@@ -16,6 +15,9 @@ pub struct Plan {
     pub warmups: usize,
     /// How many times a contaminated run (the machine interfered) is repeated in its round.
     pub repeats: usize,
+    /// Derives a cell's summary from its runs after each measured run (the analysis's rule,
+    /// handed to the runner with the plan).
+    pub derive: fn(&mut Cell),
 }
 
 impl Plan {
@@ -53,8 +55,8 @@ pub fn round_order(n: usize, r: usize) -> Vec<usize> {
     (0..n).map(|i| (i + r) % n).collect()
 }
 
-/// Measures `specs` (one scenario's cells) into `cells[offset..offset + specs.len()]`, calling
-/// `save` after every run so nothing measured is lost. A failing cell is marked failed and
+/// Measures `specs` (one scenario's cells) into `cells`, calling the plan's `derive` on a cell
+/// after each of its measured runs and `save` after every run so nothing measured is lost. A failing cell is marked failed and
 /// skipped in later rounds; the others go on. A worker error starting with `skip:` (an optional
 /// package is not installed) marks the cell skipped with that reason instead. Ctrl-C returns an
 /// error after saving. `tally` counts every run (its total must already hold these cells'
@@ -122,9 +124,7 @@ pub fn run_interleaved(
                 Ok(record) => {
                     if !warm {
                         cells[i].runs.push(record);
-                        let (summary, warnings) = summarize_cell(&specs[i], &cells[i].runs);
-                        cells[i].summary = Some(summary);
-                        cells[i].warnings = warnings;
+                        (plan.derive)(&mut cells[i]);
                     }
                 }
                 Err(RunError::Failed(msg)) if msg.starts_with("skip:") => {
@@ -272,6 +272,7 @@ mod tests {
             rounds: 3,
             warmups: 1,
             repeats: 2,
+            derive: crate::analysis::summary::derive_cell,
         };
         let specs: Vec<CellSpec> = ["a", "b", "c"].iter().map(|v| spec(v)).collect();
         let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
@@ -314,6 +315,7 @@ mod tests {
             rounds: 3,
             warmups: 1,
             repeats: 2,
+            derive: crate::analysis::summary::derive_cell,
         };
         let mut tally = Tally {
             done: 0,

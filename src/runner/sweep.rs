@@ -1,12 +1,11 @@
 //! `--rates`: the `rate_per_s` matrix axis, and for `--rates auto` ([`Batches`]) the batches that
 //! start at [`AUTO_START_PER_S`] and double, one rate per batch, dropping each sweep once the
-//! analysis (`analysis::sweep`) finds it saturated.
+//! [`Saturation`] rule it is handed (the analysis's knee rule) finds it saturated.
 
 use serde_json::Value;
 
 use super::matrix::{cell_id, CellSpec, ParamOverride};
-use crate::analysis::sweep::{analyze, sweep_key, RATE_PARAM};
-use crate::catalogue::Scenario;
+use crate::catalogue::{sweep_key, Scenario, SweepKey, RATE_PARAM};
 use crate::error::UsageError;
 use crate::results::Cell;
 
@@ -95,6 +94,14 @@ pub fn with_rate(spec: &CellSpec, rate_per_s: u64) -> CellSpec {
     s
 }
 
+/// The rule that ends a sweep of `--rates auto`: which sweeps ([`SweepKey`]) of the cells
+/// measured so far have saturated. The runner is handed it, so when to stop is decided by the
+/// analysis's rule, not by the runner.
+pub trait Saturation {
+    /// The sweeps of `measured` that saturated at some rate.
+    fn saturated(&self, measured: &[Cell]) -> Vec<SweepKey>;
+}
+
 /// The batches of cells one scenario is measured in: the whole matrix at once, or for
 /// `--rates auto` one rate per batch, doubling, for the sweeps that have not saturated yet.
 pub struct Batches {
@@ -121,8 +128,12 @@ impl Batches {
         }
     }
 
-    /// The next batch, judged on everything measured so far; None when done.
-    pub fn next_batch(&mut self, measured: &[Cell]) -> Option<Vec<CellSpec>> {
+    /// The next batch, judged on everything measured so far by `rule`; None when done.
+    pub fn next_batch(
+        &mut self,
+        measured: &[Cell],
+        rule: &dyn Saturation,
+    ) -> Option<Vec<CellSpec>> {
         let step = self.step;
         self.step += 1;
         if step == 0 {
@@ -131,7 +142,7 @@ impl Batches {
         if !self.auto || step >= AUTO_MAX_STEPS {
             return None;
         }
-        let sweeps = analyze(measured);
+        let saturated = rule.saturated(measured);
         self.active.retain(|spec| {
             let key = sweep_key(
                 &spec.scenario,
@@ -139,10 +150,7 @@ impl Batches {
                 &spec.python.version,
                 &spec.params,
             );
-            !sweeps.iter().any(|s| {
-                sweep_key(&s.scenario, &s.variant, &s.python, &s.params) == key
-                    && s.saturated_rate_per_s.is_some()
-            })
+            !saturated.contains(&key)
         });
         let rate = AUTO_START_PER_S << step;
         self.active = self.active.iter().map(|s| with_rate(s, rate)).collect();
@@ -153,11 +161,20 @@ impl Batches {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::summary::derive_cell;
+    use crate::analysis::sweep::analyze;
     use crate::catalogue::Catalogue;
     use crate::python::PythonEnv;
     use crate::results::{CellStatus, Knee};
     use crate::runner::scheduler::new_cell;
-    use crate::runner::summarize::summarize_cell;
+
+    /// The knee rule as the `run` command hands it over.
+    struct Knees;
+    impl Saturation for Knees {
+        fn saturated(&self, measured: &[Cell]) -> Vec<SweepKey> {
+            crate::analysis::sweep::saturated(measured)
+        }
+    }
 
     /// Specs of a scenario with variants sync, threads, asyncio at `rate` (0: closed loop).
     fn specs(rate: u64, delay: bool) -> Vec<CellSpec> {
@@ -196,9 +213,8 @@ mod tests {
         }))
         .unwrap();
         let mut cell = new_cell(spec);
-        let (summary, _) = summarize_cell(spec, std::slice::from_ref(&run));
         cell.runs = vec![run];
-        cell.summary = Some(summary);
+        derive_cell(&mut cell);
         cell.status = CellStatus::Ok;
         cell
     }
@@ -291,7 +307,7 @@ mod tests {
         let mut b = Batches::new(start, true);
         let mut done: Vec<Cell> = Vec::new();
         let mut seen = Vec::new();
-        while let Some(batch) = b.next_batch(&done) {
+        while let Some(batch) = b.next_batch(&done, &Knees) {
             for s in batch {
                 let rate = s.params[RATE_PARAM].as_u64().unwrap();
                 assert_eq!(s.id, cell_id("io_http", &s.variant, "3.12.1", &s.params));
@@ -314,7 +330,7 @@ mod tests {
         assert_eq!(sweeps[1].knee_rate_per_s, Some(80.0));
         let fixed = Batches::new(specs(50, true), false);
         let mut fixed = fixed;
-        assert_eq!(fixed.next_batch(&[]).unwrap().len(), 3);
-        assert!(fixed.next_batch(&[]).is_none());
+        assert_eq!(fixed.next_batch(&[], &Knees).unwrap().len(), 3);
+        assert!(fixed.next_batch(&[], &Knees).is_none());
     }
 }

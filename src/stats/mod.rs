@@ -9,8 +9,8 @@
 //!   standard deviation, coefficient of variation.
 //! * [`bootstrap`] — the bootstrap intervals, including [`paired_ratio`], which resamples
 //!   rounds as pairs because rounds interleave the variants.
-//! * [`significance`] — [`mann_whitney`], [`min_possible_p`], [`compare`] and
-//!   [`compare_beyond`] (a noise band a ratio must clear to count).
+//! * [`significance`] — [`mann_whitney`] and [`min_possible_p`]; the verdict built on them is
+//!   `analysis::comparison`'s.
 //! * [`outliers`] — [`modified_z_outliers`] and the report's [`warnings`].
 //! * [`hdr`] — latency distributions as HdrHistograms (µs, 3 significant digits, V2 base64).
 
@@ -30,7 +30,6 @@ pub use bootstrap::{independent_ratio, paired_ratio, RatioEstimate, RESAMPLES};
 pub use outliers::{modified_z_outliers, warnings, OUTLIER_THRESHOLD};
 pub use percentile::{median, percentile, percentiles_sorted};
 pub use significance::{
-    compare, compare_beyond, mann_whitney, min_possible_p, Comparison, Verdict, ALPHA,
-    DEFAULT_NOISE_THRESHOLD,
+    mann_whitney, min_possible_p, valid_noise_threshold, RankTest, ALPHA, DEFAULT_NOISE_THRESHOLD,
 };
 pub use summary::{mean, stddev, summarize, Summary};

@@ -1,5 +1,6 @@
-//! Significance of a difference between two variants: the Mann–Whitney U test, and
-//! [`compare`], which combines it with the paired ratio of medians.
+//! Significance of a difference between two samples: the Mann–Whitney U test and the smallest
+//! p-value it can give. `analysis::comparison` combines it with the ratio's interval and the
+//! noise band into the lab's one verdict.
 //!
 //! **Few rounds cannot be significant.** Without ties the most extreme arrangement of two
 //! samples has probability `1 / C(n1 + n2, n1)` on each side, so the smallest two-sided p
@@ -10,12 +11,10 @@
 
 use serde::Serialize;
 
-use super::bootstrap::{paired_ratio, RatioEstimate};
-
 /// The significance level used for verdicts.
 pub const ALPHA: f64 = 0.05;
 
-/// Name of the test in [`Verdict::test`].
+/// Name of the test in [`RankTest::test`].
 pub const MANN_WHITNEY: &str = "Mann-Whitney U, two-sided";
 
 /// Up to this many values in both samples together the p-value is exact.
@@ -23,7 +22,7 @@ pub const EXACT_MAX_TOTAL: usize = 40;
 
 /// The outcome of a two-sample test.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Verdict {
+pub struct RankTest {
     /// Which test: `"Mann-Whitney U, two-sided"`.
     pub test: &'static str,
     /// How the p-value was obtained: `"exact"`, `"normal approximation"` (with tie and
@@ -155,8 +154,8 @@ pub fn normal_sf(z: f64) -> f64 {
 /// (floored at the smallest positive f64 if the normal tail underflows) and does not depend
 /// on the argument order. An empty sample gives p = 1. With 3 vs 3 rounds p ≥ 0.1, so
 /// nothing can be significant: check [`min_possible_p`] and say "too few rounds".
-pub fn mann_whitney(a: &[f64], b: &[f64]) -> Verdict {
-    let verdict = |method, p_value: f64| Verdict {
+pub fn mann_whitney(a: &[f64], b: &[f64]) -> RankTest {
+    let verdict = |method, p_value: f64| RankTest {
         test: MANN_WHITNEY,
         method,
         p_value,
@@ -205,48 +204,6 @@ pub const DEFAULT_NOISE_THRESHOLD: f64 = 0.03;
 /// Whether `t` can be a noise threshold: a finite fraction of the baseline, from 0 to below 1.
 pub fn valid_noise_threshold(t: f64) -> bool {
     t.is_finite() && (0.0..1.0).contains(&t)
-}
-
-/// Whether variant `a` differs from baseline `b`, with how much.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
-    /// `median(a) / median(b)` with its 95 % paired bootstrap interval.
-    pub ratio: RatioEstimate,
-    /// The Mann–Whitney test of `a` against `b`.
-    pub verdict: Verdict,
-    /// The difference is called significant only if the test is significant **and** the
-    /// ratio's 95 % interval lies wholly beyond the noise band `[1 / (1 + t), 1 + t]` (both
-    /// must agree; `t` = 0 asks only that it exclude 1.0).
-    pub significant: bool,
-    /// The test is significant and the interval excludes 1.0, but it reaches into the noise
-    /// band: a difference too small to count.
-    pub within_noise: bool,
-}
-
-/// Compares `a` with baseline `b` (one value per round, `a[i]` and `b[i]` from the same round
-/// when the lengths are equal): [`paired_ratio`] plus [`mann_whitney`], with no noise band.
-///
-/// When `!significant` and [`min_possible_p`]`(a.len(), b.len()) > alpha`, the report should
-/// say "not significant (too few rounds)".
-pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
-    compare_beyond(a, b, 0.0)
-}
-
-/// [`compare`] with a noise band: significant only when the ratio's interval lies wholly
-/// beyond `1 ± noise_threshold` (as a ratio, below `1 / (1 + t)` or above `1 + t`).
-pub fn compare_beyond(a: &[f64], b: &[f64], noise_threshold: f64) -> Comparison {
-    let ratio = paired_ratio(a, b);
-    let verdict = mann_whitney(a, b);
-    let excludes = |band: f64| ratio.ci95_low > 1.0 + band || ratio.ci95_high < 1.0 / (1.0 + band);
-    let beyond_noise = excludes(noise_threshold.max(0.0));
-    let significant = verdict.significant && beyond_noise;
-    let within_noise = verdict.significant && excludes(0.0) && !beyond_noise;
-    Comparison {
-        ratio,
-        verdict,
-        significant,
-        within_noise,
-    }
 }
 
 #[cfg(test)]
@@ -361,50 +318,5 @@ mod tests {
         );
         let many: Vec<f64> = vec![5.0; 50];
         assert_eq!(mann_whitney(&many, &many).p_value, 1.0);
-    }
-
-    #[test]
-    fn a_noise_band_keeps_small_differences_from_counting() {
-        let b = [100.0, 101.0, 99.0, 100.5, 98.5, 100.2, 99.7, 101.3];
-        // 2 % faster in every round: significant without a band, within a 3 % band.
-        let a: Vec<f64> = b.iter().map(|x| x * 1.02).collect();
-        let bare = compare(&a, &b);
-        assert!(bare.significant && !bare.within_noise, "{bare:?}");
-        let banded = compare_beyond(&a, &b, 0.03);
-        assert!(!banded.significant && banded.within_noise, "{banded:?}");
-        assert_eq!(banded.ratio, bare.ratio);
-        // 2 % slower: the band is symmetric in ratio terms, [1 / 1.03, 1.03].
-        let a: Vec<f64> = b.iter().map(|x| x / 1.02).collect();
-        assert!(compare_beyond(&a, &b, 0.03).within_noise);
-        // 10 % faster clears the band.
-        let a: Vec<f64> = b.iter().map(|x| x * 1.1).collect();
-        let c = compare_beyond(&a, &b, 0.03);
-        assert!(c.significant && !c.within_noise, "{c:?}");
-        // No difference is neither.
-        let c = compare_beyond(&b, &b, 0.03);
-        assert!(!c.significant && !c.within_noise);
-    }
-
-    #[test]
-    fn compare_needs_both_test_and_interval() {
-        let b = [100.0, 101.0, 99.0, 100.5, 98.5, 100.2, 99.7, 101.3];
-        let a: Vec<f64> = b.iter().map(|x| x * 1.5).collect();
-        let c = compare(&a, &b);
-        assert!(c.significant && c.verdict.significant && c.ratio.paired);
-        assert!(
-            c.ratio.ci95_low > 1.4 && c.ratio.ci95_high < 1.6,
-            "{:?}",
-            c.ratio
-        );
-        // 3 vs 3, perfectly separated: still not significant, and the caller can tell why.
-        let c = compare(&[3.0, 3.1, 3.2], &[1.0, 1.1, 1.2]);
-        assert!(!c.significant && c.verdict.p_value == 0.1);
-        assert!(min_possible_p(3, 3) > c.verdict.alpha);
-        let json = serde_json::to_string(&c.verdict).unwrap();
-        assert!(!c.within_noise);
-        assert_eq!(
-            json,
-            r#"{"test":"Mann-Whitney U, two-sided","method":"exact","p_value":0.1,"significant":false,"alpha":0.05}"#
-        );
     }
 }

@@ -8,13 +8,14 @@ use super::progress::Display;
 use super::resolve;
 use super::services::Services;
 use super::RunArgs;
+use crate::catalogue::Scenario;
 use crate::export;
 use crate::results::{
-    CeilingRecord, Cell, Invocation, Method, Results, ScenarioPlan, SCHEMA_VERSION,
+    CeilingRecord, Cell, Invocation, Method, Results, ScenarioInfo, ScenarioPlan, SCHEMA_VERSION,
 };
 use crate::runner::process::ProcessExecutor;
 use crate::runner::scheduler::{new_cell, run_interleaved};
-use crate::runner::sweep;
+use crate::runner::sweep::{self, Saturation};
 use crate::runner::tally::Tally;
 use crate::runner::{ceiling, interference};
 use crate::{analysis, envinfo, interrupt};
@@ -62,12 +63,22 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
         scenarios: plan
             .scenarios
             .iter()
-            .map(|s| (s.scenario.name.clone(), s.scenario.info()))
+            .map(|s| (s.scenario.name.clone(), scenario_info(&s.scenario)))
             .collect(),
         cells: Vec::new(),
         sweeps: Vec::new(),
         invocation: Some(invocation(args, plan)),
         ceilings: Vec::new(),
+    }
+}
+
+/// What the results document records of a scenario: its title, its question and the baseline
+/// the catalogue resolved ([`Scenario::baseline_variant`]), which every comparison reads.
+pub fn scenario_info(s: &Scenario) -> ScenarioInfo {
+    ScenarioInfo {
+        title: s.title.clone(),
+        question: s.question.clone(),
+        baseline: Some(s.baseline_variant().to_string()),
     }
 }
 
@@ -88,6 +99,15 @@ pub fn planned_runs(plan: &RunPlan) -> usize {
         .iter()
         .map(|s| s.plan.runs(s.specs.len()))
         .sum()
+}
+
+/// The analysis's knee rule, as `--rates auto` asks it which sweeps to stop.
+struct Knees;
+
+impl Saturation for Knees {
+    fn saturated(&self, measured: &[Cell]) -> Vec<crate::catalogue::SweepKey> {
+        analysis::sweep::saturated(measured)
+    }
 }
 
 /// What measuring produced: the cells, and the reference clients' ceilings.
@@ -130,7 +150,7 @@ pub fn measure(
         for planned in &plan.scenarios {
             let mut batches = sweep::Batches::new(planned.specs.clone(), auto);
             let mut first = true;
-            while let Some(specs) = batches.next_batch(&measured) {
+            while let Some(specs) = batches.next_batch(&measured, &Knees) {
                 // The first batch is in the plan's total; an auto sweep's next rates add theirs.
                 if !first {
                     tally.total += planned.plan.runs(specs.len());

@@ -110,6 +110,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
                 rounds,
                 warmups,
                 repeats: args.repeats(),
+                derive: crate::analysis::summary::derive_cell,
             }
         })
         .collect();
@@ -123,7 +124,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
     let pythons = prepare_pythons(&args.env, &scenarios)?;
     let placement = Placement::decide(
         args.placement(),
-        &crate::runner::affinity::allowed_cpus(),
+        &crate::affinity::allowed_cpus(),
         &args.cpus,
     );
     let mut planned = Vec::new();

@@ -87,7 +87,7 @@ impl Services {
 pub fn start(plan: &RunPlan, pg: PgBackend, pg_image: &str) -> anyhow::Result<Services> {
     let cpus = &plan.placement.service_cpus;
     if !cpus.is_empty() {
-        crate::runner::affinity::pin_this_thread(cpus).with_context(|| {
+        crate::affinity::pin_this_thread(cpus).with_context(|| {
             format!(
                 "pinning the driver and services to CPU(s) {cpus:?}; run with --placement unpinned"
             )

@@ -56,7 +56,7 @@ pub fn finish(
 ) -> anyhow::Result<i32> {
     results.cells = measured.cells;
     results.ceilings = measured.ceilings;
-    results.sweeps = analysis::sweep::analyze(&results.cells);
+    analysis::summary::derive(&mut results);
     results.env.load_avg_after = Some(envinfo::load_avg());
     let disagreements = checks::disagreements(&results.cells, &plan.scenario_refs());
     results.env.warnings.extend(disagreements.iter().cloned());
@@ -95,7 +95,7 @@ fn exit_code(results: &Results, disagreements: &[String], strict: bool, dir: &Pa
         .cells
         .iter()
         .filter_map(|c| {
-            crate::analysis::verdict::busy_machine(c)
+            crate::analysis::measured::busy_machine(c)
                 .map(|why| format!("{} inconclusive: {why}", c.id))
         })
         .collect();

@@ -1,0 +1,225 @@
+//! The one comparison producer (hyperfine's `relative_speed` idea): a ratio of medians with its
+//! 95 % interval, the Mann–Whitney p, and the [`Verdict`] under one [`Rule`].
+//!
+//! The scenario tables' "vs baseline" column, the decision table, the network sweeps, the ADR,
+//! `compare` and the notes under every table get their comparisons and their wording here, so
+//! "significant" means one thing everywhere: the test rejects "no difference" at α **and** the
+//! ratio's 95 % interval lies wholly beyond the noise band `[1 / (1 + t), 1 + t]` (criterion's
+//! noise-threshold rule; `t` = 0 asks only that it exclude 1).
+
+use serde::Serialize;
+
+use super::measured::{busy_machine, paired_rounds};
+use crate::results::{Cell, Method};
+use crate::stats::{self, RatioEstimate};
+
+/// How a difference is judged: the test's significance level and the noise band.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Rule {
+    /// Significance level of the two-sided Mann–Whitney U test.
+    pub alpha: f64,
+    /// The smallest difference that counts, as a fraction of the baseline.
+    pub noise_threshold: f64,
+}
+
+impl Rule {
+    /// The rule a run was analysed with: α = [`stats::ALPHA`] and the run's noise threshold.
+    pub fn of(method: &Method) -> Rule {
+        Rule {
+            alpha: stats::ALPHA,
+            noise_threshold: method.noise_threshold(),
+        }
+    }
+
+    /// The noise band in percent, as shown (two decimals at most).
+    pub fn band_pct(&self) -> f64 {
+        (self.noise_threshold * 1e4).round() / 100.0
+    }
+
+    /// What `interval` (its name in the sentence) must clear besides the test, in words.
+    pub fn band_text(&self, interval: &str) -> String {
+        if self.noise_threshold > 0.0 {
+            format!(
+                "with {interval} wholly beyond 1 ± {}% (the noise threshold: a smaller difference is *within noise* and not counted)",
+                self.band_pct()
+            )
+        } else {
+            format!("with {interval} excluding 1")
+        }
+    }
+
+    /// The sentence that says what each verdict under a ratio column means.
+    pub fn verdict_note(&self) -> String {
+        let band = if self.noise_threshold > 0.0 {
+            format!(
+                "its 95% interval lies wholly beyond 1 ± {}% (the noise threshold)",
+                self.band_pct()
+            )
+        } else {
+            "its 95% interval excludes 1".to_string()
+        };
+        format!(
+            "A ratio is *significant* when a two-sided Mann–Whitney U test rejects \"no difference\" at α = {} and {band}. *Within noise*: the test rejects it but the interval reaches into the noise band, a difference too small to survive a second run. *Not significant*: these rounds cannot tell it from no difference. *Too few rounds*: no result could have been significant with this many rounds (3 against 3: the smallest possible p is 0.1); raise `--rounds`. *Inconclusive*: the machine stayed busy through every repeat of some round, so the rounds decide nothing.",
+            self.alpha
+        )
+    }
+}
+
+/// What the rounds say about a difference.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "verdict", content = "reason")]
+pub enum Verdict {
+    /// The test rejects "no difference" and the ratio's interval lies beyond the noise band.
+    Significant,
+    /// These rounds cannot tell the difference from none.
+    NotSignificant,
+    /// The test rejects "no difference" and the interval excludes 1, but it reaches into the
+    /// noise band: a difference too small to survive a second run.
+    WithinNoise,
+    /// No result could have been significant with this many rounds.
+    TooFewRounds,
+    /// The rounds cannot be trusted to decide (the reason says why).
+    Inconclusive(String),
+}
+
+impl Verdict {
+    /// Whether the difference counts.
+    pub fn is_significant(&self) -> bool {
+        matches!(self, Verdict::Significant)
+    }
+
+    /// The verdict in words, as every table prints it.
+    pub fn text(&self) -> String {
+        match self {
+            Verdict::Significant => "significant".into(),
+            Verdict::NotSignificant => "not significant".into(),
+            Verdict::WithinNoise => "not significant (within noise)".into(),
+            Verdict::TooFewRounds => "not significant (too few rounds)".into(),
+            Verdict::Inconclusive(why) => format!("inconclusive: {why}"),
+        }
+    }
+}
+
+/// How the two samples' values relate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pairing {
+    /// `a[i]` and `b[i]` come from the same round (cells of one run, interleaved).
+    ByRound,
+    /// Nothing pairs them (two runs, whose rounds share nothing).
+    Independent,
+}
+
+/// A ratio of medians `a / b` with its interval, the test's p and the verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// `median(a) / median(b)` with a bootstrap 95 % interval.
+    pub ratio: RatioEstimate,
+    /// The Mann–Whitney test's two-sided p-value.
+    pub p_value: f64,
+    /// Values in `a` and in `b`.
+    pub n: (usize, usize),
+    /// What the rounds say.
+    pub verdict: Verdict,
+}
+
+/// Compares values `a` with baseline values `b` under `rule`.
+pub fn compare(a: &[f64], b: &[f64], pairing: Pairing, rule: Rule) -> Comparison {
+    let ratio = match pairing {
+        Pairing::ByRound => stats::paired_ratio(a, b),
+        Pairing::Independent => stats::independent_ratio(a, b),
+    };
+    let p_value = stats::mann_whitney(a, b).p_value;
+    let beyond = |band: f64| ratio.ci95_low > 1.0 + band || ratio.ci95_high < 1.0 / (1.0 + band);
+    let rejects = p_value <= rule.alpha;
+    let verdict = if rejects && beyond(rule.noise_threshold.max(0.0)) {
+        Verdict::Significant
+    } else if rejects && beyond(0.0) {
+        Verdict::WithinNoise
+    } else if stats::min_possible_p(a.len(), b.len()) > rule.alpha {
+        Verdict::TooFewRounds
+    } else {
+        Verdict::NotSignificant
+    };
+    Comparison {
+        ratio,
+        p_value,
+        n: (a.len(), b.len()),
+        verdict,
+    }
+}
+
+/// [`compare`] of two cells of one run, round by round, on one figure; None with fewer than
+/// two pairs. Inconclusive when either cell's machine was busy.
+pub fn cells(
+    cell: &Cell,
+    base: &Cell,
+    figure: impl Fn(&crate::results::RunRecord) -> f64,
+    rule: Rule,
+) -> Option<Comparison> {
+    let (a, b) = paired_rounds(cell, base, figure);
+    let mut c = (a.len() >= 2).then(|| compare(&a, &b, Pairing::ByRound, rule))?;
+    if let Some(why) = busy_machine(cell).or_else(|| busy_machine(base)) {
+        c.verdict = Verdict::Inconclusive(why);
+    }
+    Some(c)
+}
+
+/// Throughput of `cell` against `base` ([`cells`]).
+pub fn throughput_vs(cell: &Cell, base: &Cell, rule: Rule) -> Option<Comparison> {
+    cells(cell, base, |r| r.throughput_per_s, rule)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(t: f64) -> Rule {
+        Rule {
+            alpha: stats::ALPHA,
+            noise_threshold: t,
+        }
+    }
+
+    #[test]
+    fn a_difference_inside_the_noise_band_is_within_noise() {
+        let base = [100.0, 101.0, 99.0, 100.5, 98.5, 100.2, 99.7, 101.3];
+        let faster: Vec<f64> = base.iter().map(|x| x * 1.02).collect();
+        let by = Pairing::ByRound;
+        assert_eq!(
+            compare(&faster, &base, by, rule(0.0)).verdict,
+            Verdict::Significant
+        );
+        let c = compare(&faster, &base, by, rule(0.03));
+        assert_eq!(c.verdict, Verdict::WithinNoise);
+        assert!(!c.verdict.is_significant());
+        // Too few rounds stays too few rounds, band or not.
+        let c = compare(&faster[..3], &base[..3], by, rule(0.03));
+        assert_eq!(c.verdict, Verdict::TooFewRounds);
+    }
+
+    #[test]
+    fn alpha_is_the_rules() {
+        let base = [100.0, 101.0, 99.0, 100.5, 98.5];
+        let faster: Vec<f64> = base.iter().map(|x| x * 1.5).collect();
+        let c = compare(&faster, &base, Pairing::ByRound, rule(0.03));
+        assert_eq!(c.verdict, Verdict::Significant);
+        // 5 against 5 cannot reach p below 2/252: at α = 0.001 it is too few rounds.
+        let strict = Rule {
+            alpha: 0.001,
+            noise_threshold: 0.03,
+        };
+        let c = compare(&faster, &base, Pairing::ByRound, strict);
+        assert_eq!(c.verdict, Verdict::TooFewRounds);
+    }
+
+    #[test]
+    fn the_note_names_the_band_and_alpha() {
+        let note = rule(0.03).verdict_note();
+        assert!(
+            note.contains("1 ± 3%") && note.contains("α = 0.05"),
+            "{note}"
+        );
+        assert!(rule(0.0).verdict_note().contains("excludes 1"));
+    }
+}
