@@ -200,6 +200,14 @@ pub struct Method {
 }
 
 impl Method {
+    /// Measured rounds of `scenario`: its own plan where it had one (`scenario_plans`), else
+    /// the run's `rounds`.
+    pub fn rounds_of(&self, scenario: &str) -> usize {
+        self.scenario_plans
+            .get(scenario)
+            .map_or(self.rounds, |p| p.rounds)
+    }
+
     /// The run's noise threshold, or the default for documents that do not record one.
     pub fn noise_threshold(&self) -> f64 {
         self.noise_threshold
