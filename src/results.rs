@@ -632,6 +632,21 @@ pub fn quick_fixture() -> Results {
     Results::load(Path::new(QUICK_FIXTURE)).expect("the committed quick.json loads")
 }
 
+/// The hand-made results document the snapshot tests render (`src/export/tests.rs`): three
+/// scenarios with a contaminated run, a failed and a skipped cell, latencies, `extra.ops` and
+/// a scenario of its own rounds (tests/data/results/README.md).
+#[cfg(test)]
+pub const SNAPSHOT_FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/results/snapshot.json"
+);
+
+/// [`SNAPSHOT_FIXTURE`], loaded.
+#[cfg(test)]
+pub fn snapshot_fixture() -> Results {
+    Results::load(Path::new(SNAPSHOT_FIXTURE)).expect("the committed snapshot.json loads")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
