@@ -243,16 +243,11 @@ mod tests {
 
     #[test]
     fn each_chart_names_its_own_scenarios_rounds() {
-        let mut doc = crate::results::quick_fixture();
-        assert_eq!(doc.method.rounds, 3);
-        let plan = crate::results::ScenarioPlan {
-            rounds: 5,
-            warmups: 1,
-        };
-        doc.method.scenario_plans.insert("cpu".into(), plan);
+        // 5 rounds, asyncio_ops 3 of its own (method.scenario_plans).
+        let doc = crate::results::snapshot_fixture();
         let report = crate::analysis::analyze(&doc);
         let charts = render_all(&report);
-        for (scenario, rounds) in [("cpu", "5 rounds"), ("io_http", "3 rounds")] {
+        for (scenario, rounds) in [("asyncio_ops", "3 rounds"), ("io_http", "5 rounds")] {
             let mine: Vec<&ChartFile> = charts
                 .iter()
                 .filter(|c| c.scenario.as_deref() == Some(scenario))

@@ -28,6 +28,18 @@ pub struct ChartLink {
     pub href: String,
 }
 
+/// Links to every chart of the report (the files `asynclab report` draws), in the report's
+/// order, under `prefix`: the charts folder relative to the record (`charts`).
+pub fn chart_links(r: &Report, prefix: &str) -> Vec<ChartLink> {
+    crate::chart::render_all(r)
+        .into_iter()
+        .map(|c| ChartLink {
+            title: c.title,
+            href: format!("{prefix}/{}.svg", c.name),
+        })
+        .collect()
+}
+
 fn status(r: &Report) -> Section {
     let mut s = Section::new("Status", None);
     let date = r
@@ -444,20 +456,19 @@ mod tests {
 
     #[test]
     fn too_few_rounds_names_the_scenarios_that_had_them() {
-        let mut doc = crate::results::quick_fixture();
-        assert_eq!(doc.method.rounds, 3);
-        let plan = crate::results::ScenarioPlan {
-            rounds: 5,
-            warmups: 1,
-        };
-        doc.method.scenario_plans.insert("cpu".into(), plan);
+        // 5 rounds, asyncio_ops 3 of its own (method.scenario_plans).
+        let doc = crate::results::snapshot_fixture();
         let report = crate::analysis::analyze(&doc);
         let few: Vec<String> = caveats(&report)
             .into_iter()
             .filter(|c| c.contains("no difference can be significant"))
             .collect();
         assert_eq!(few.len(), 1, "{few:?}");
-        assert!(few[0].starts_with("With 3 rounds (io_http) "), "{}", few[0]);
+        assert!(
+            few[0].starts_with("With 3 rounds (asyncio_ops) "),
+            "{}",
+            few[0]
+        );
         assert!(few[0].contains("p 0.10 "), "{}", few[0]);
     }
 }

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use super::adr::{self, ChartLink};
+use super::adr;
 use super::markup::Markdown;
 use super::{pyperf, CsvExporter, Exporter, HtmlExporter, JsonExporter, MarkdownExporter, Outputs};
 use crate::analysis;
@@ -98,13 +98,7 @@ fn adr_md() {
     let doc = snapshot_fixture();
     let report = analysis::analyze(&doc);
     // The links `asynclab adr run` writes into run/adr.md once `asynclab report run` drew them.
-    let links: Vec<ChartLink> = chart::render_all(&report)
-        .into_iter()
-        .map(|c| ChartLink {
-            title: c.title,
-            href: format!("charts/{}.svg", c.name),
-        })
-        .collect();
+    let links = adr::chart_links(&report, "charts");
     insta::assert_snapshot!(Markdown::render(&adr::build(&report, &links)));
 }
 
