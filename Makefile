@@ -8,7 +8,7 @@ UV      := $(TOOLS)/bin/uv
 RUFF    := $(TOOLS)/bin/ruff
 TOOL_PINS := uv==0.13.9 ruff==0.17.6
 
-.PHONY: build tools envs run-all test test-rust test-py test-db lint bench charts clean-envs rsloop docker-image docker-up docker-down
+.PHONY: build tools envs run-all test test-rust test-py test-db lint snapshots bench charts clean-envs rsloop docker-image docker-up docker-down
 
 build:
 	$(CARGO) build --release --locked
@@ -50,6 +50,11 @@ test-db: envs
 	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q $(DB_PYTESTS)
 
 test: lint test-rust test-py test-db
+
+# Accept the current outputs as the snapshot tests' snapshots (src/export/snapshots/), after a
+# change of wording or figures; `git diff` shows what changed (docs/testing.md).
+snapshots:
+	INSTA_UPDATE=always $(CARGO) test --locked --lib export::tests
 
 bench: build
 	$(BIN) self-check

@@ -110,7 +110,8 @@ pub struct Scenario {
     /// Overrides applied with `--quick`.
     #[serde(default)]
     pub quick: BTreeMap<String, toml::Value>,
-    /// Measured rounds when `--rounds` is not given (default 5; `--quick` takes at most 3).
+    /// Measured rounds when `--rounds` is not given (default 5; under `--quick`,
+    /// `quick_rounds`, else at most 3).
     #[serde(default)]
     pub rounds: Option<usize>,
     /// Measured rounds under `--quick` (default: `rounds`, at most 3): for scenarios whose

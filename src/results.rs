@@ -228,6 +228,14 @@ pub struct Method {
 }
 
 impl Method {
+    /// Measured rounds of `scenario`: its own plan where it had one (`scenario_plans`), else
+    /// the run's `rounds`.
+    pub fn rounds_of(&self, scenario: &str) -> usize {
+        self.scenario_plans
+            .get(scenario)
+            .map_or(self.rounds, |p| p.rounds)
+    }
+
     /// The run's noise threshold, or the default for documents that do not record one.
     pub fn noise_threshold(&self) -> f64 {
         self.noise_threshold
@@ -626,6 +634,21 @@ pub const QUICK_FIXTURE: &str =
 #[cfg(test)]
 pub fn quick_fixture() -> Results {
     Results::load(Path::new(QUICK_FIXTURE)).expect("the committed quick.json loads")
+}
+
+/// The hand-made results document the snapshot tests render (`src/export/tests.rs`): three
+/// scenarios with a contaminated run, a failed and a skipped cell, latencies, `extra.ops` and
+/// a scenario of its own rounds (tests/data/results/README.md).
+#[cfg(test)]
+pub const SNAPSHOT_FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/results/snapshot.json"
+);
+
+/// [`SNAPSHOT_FIXTURE`], loaded.
+#[cfg(test)]
+pub fn snapshot_fixture() -> Results {
+    Results::load(Path::new(SNAPSHOT_FIXTURE)).expect("the committed snapshot.json loads")
 }
 
 #[cfg(test)]

@@ -47,7 +47,8 @@ pub struct Study {
     /// Rounds and warm-ups of single scenarios, by name, over `rounds` and `warmups`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub plans: BTreeMap<String, StudyPlan>,
-    /// The catalogue's quick parameters and at most 3 rounds (`--quick`).
+    /// The catalogue's quick parameters and quick rounds (`--quick`: each scenario's
+    /// `quick_rounds`, else at most 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quick: Option<bool>,
     /// Where the services and the workers run: "shared", "split" or "unpinned"

@@ -258,16 +258,13 @@ fn intermittent_load_is_flagged_repeated_and_left_out() {
     // Physics on the clean runs. One core runs pure-Python work under asyncio as under sync,
     // so the lab must not call asyncio significantly faster (what a reader acts on), and the
     // point ratio stays within ±25%. Why not ±10%: clean runs beside an intermittent load still
-    // drift; back-to-back quiet runs on this VM moved one variant's throughput by 10-16% (issue
-    // 11), and a CI run here saw 1.19 on clean runs.
+    // drift, and back-to-back quiet runs have moved one variant's throughput by more than 10%.
     // How often a correct lab still fails the first bound: 5 rounds against 5 cannot rule out
-    // chance. scripts/chance_verdicts.py, drawing 5 and 5 clean runs at random from eight of
-    // this test's own runs (80 sync and asyncio runs, 2026-12-03, 10,000 draws), called equal
-    // variants "significantly faster" in 0.92% of draws with no noise band and 0.34% with the
-    // default 3%: that is the band's work here. A host whose speed moves in phases, rather than at
-    // random, separates equal variants more often (a CI run on such a day saw 1.056×
-    // significant before the band); a lab that let contaminated runs into the numbers fails it
-    // in most runs.
+    // chance, and scripts/chance_verdicts.py on this test's own runs puts it under 1% of draws
+    // without the noise band and about a third of that with the default 3%: that is the band's
+    // work here. A host whose speed moves in phases, rather than at random, separates equal
+    // variants more often; a lab that let contaminated runs into the numbers fails it in most
+    // runs. docs/defaults.md has the figures.
     let doc = asynclab::results::Results::load(&dir).unwrap();
     let noise = doc.method.noise_threshold;
     assert_eq!(

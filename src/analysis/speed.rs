@@ -5,23 +5,18 @@
 //! host slowing the VM (a neighbour on the same core or cache, frequency) shows there even when
 //! /proc sees no foreign CPU and no steal. Its range over a run says how far apart in machine
 //! speed the runs that a ratio compares were measured. What it cannot see: it runs in the
-//! driver between runs, and on this VM each CPU slowed on its own, in phases of about a second
-//! (on 2026-12-02 a probe on one CPU and pure-Python jobs on the other correlated 0.02, while
-//! the same probe and jobs taking turns on one CPU correlated 0.49), so a quiet probe does not
-//! show that a worker's CPU held its speed during its run.
+//! driver between runs, and a VM's CPUs can slow each on its own, in phases of about a second
+//! (docs/defaults.md has the measurement), so a quiet probe does not show that a worker's CPU
+//! held its speed during its run.
 
 use crate::results::Cell;
 
 /// A probe spread (95th percentile over 5th, minus one: one probe caught in a guest stall does
-/// not count) above this calls the machine's speed unsteady. Measured on the 2-core VM: on a
-/// steady day (the README's findings run, 388 probes) the median was 4.93 ms and the slowest
-/// 5.22 (+6%); on a day its host slowed it, two event_loops runs spread 16% and 19% (p5 7.0,
-/// p95 8.1–8.3 ms) and 90 idle probes ranged 29%, while a run's batch time moved about 3 times
-/// as much as its probe (slope 3.1, correlation 0.58, the 140 runs of those two): at a 10%
-/// spread the work the probe brackets can move far beyond the 3–5% that ratios should hold.
-/// Those figures are the earlier, register-only probe's; the 4 MiB walk that replaced it
-/// spread 65% (p5–p95 of 219 single 200,000-step walks on an idle CPU over 30 s) on 2026-12-02,
-/// while pure-Python jobs on the other CPU spread 85%; it has not yet been timed on a steady day.
+/// not count) above this calls the machine's speed unsteady. A steady machine keeps its probes
+/// well within it, and a run's work moves about three times as much as the probe around it, so
+/// at a 10% spread the work can move far beyond the 3–5% that ratios should hold. The figures
+/// it was chosen from are the earlier, register-only probe's; docs/defaults.md has them and
+/// what is known of the current probe.
 pub const UNSTEADY_SPREAD: f64 = 0.10;
 
 /// The probe's figures over a set of runs, ms.

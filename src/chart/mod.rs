@@ -178,8 +178,13 @@ pub fn sort_versions(v: &mut [String]) {
     v.sort_by_key(key);
 }
 
-/// The subtitle every chart carries: what machine, which interpreters, how many rounds.
-pub fn machine_line<'a>(results: &Results, pythons: impl IntoIterator<Item = &'a str>) -> String {
+/// The subtitle every chart carries: what machine, which interpreters, and how many rounds
+/// `scenario` was measured with (its own plan's, which may differ from the run's).
+pub fn machine_line<'a>(
+    results: &Results,
+    scenario: &str,
+    pythons: impl IntoIterator<Item = &'a str>,
+) -> String {
     let mut pythons: Vec<String> = pythons.into_iter().map(str::to_string).collect();
     sort_versions(&mut pythons);
     pythons.dedup();
@@ -194,14 +199,14 @@ pub fn machine_line<'a>(results: &Results, pythons: impl IntoIterator<Item = &'a
         e.cpu_model,
         e.cores,
         pythons.join(", "),
-        results.method.rounds,
+        results.method.rounds_of(scenario),
         short_commit(&e.git_commit)
     )
 }
 
 /// [`machine_line`] for the interpreters of a scenario's cells.
 pub fn scenario_line(results: &Results, s: &ScenarioReport) -> String {
-    machine_line(results, s.cells.iter().map(|c| c.python.as_str()))
+    machine_line(results, &s.name, s.cells.iter().map(|c| c.python.as_str()))
 }
 
 /// "asynclab 3c37845" from a full commit hash (keeps a `-dirty` mark).
@@ -234,6 +239,24 @@ mod tests {
         ];
         sort_versions(&mut v);
         assert_eq!(v, ["3.9.2", "3.10.13", "3.12.1", "pypy"]);
+    }
+
+    #[test]
+    fn each_chart_names_its_own_scenarios_rounds() {
+        // 5 rounds, asyncio_ops 3 of its own (method.scenario_plans).
+        let doc = crate::results::snapshot_fixture();
+        let report = crate::analysis::analyze(&doc);
+        let charts = render_all(&report);
+        for (scenario, rounds) in [("asyncio_ops", "3 rounds"), ("io_http", "5 rounds")] {
+            let mine: Vec<&ChartFile> = charts
+                .iter()
+                .filter(|c| c.scenario.as_deref() == Some(scenario))
+                .collect();
+            assert!(!mine.is_empty(), "{scenario} has charts");
+            for c in mine {
+                assert!(c.svg.contains(&format!(" · {rounds}")), "{}", c.name);
+            }
+        }
     }
 
     #[test]

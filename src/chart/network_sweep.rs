@@ -98,7 +98,7 @@ fn render(report: &Report, s: &NetworkSweep, m: Measure) -> Option<ChartFile> {
                 "{}: {what} against the round trip to the service{at}",
                 s.scenario
             ),
-            subtitle: machine_line(report.results, [s.python.as_str()]),
+            subtitle: machine_line(report.results, &s.scenario, [s.python.as_str()]),
             footnote: finding(s),
         },
         x: Axis::linear(

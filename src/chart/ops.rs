@@ -74,7 +74,11 @@ fn chart(
                 "{}: cost per operation relative to {} (lower is better)",
                 ops.scenario, base.label
             ),
-            subtitle: machine_line(report.results, series.iter().map(|s| s.python.as_str())),
+            subtitle: machine_line(
+                report.results,
+                &ops.scenario,
+                series.iter().map(|s| s.python.as_str()),
+            ),
             footnote: "Bars: median over runs of each run's median time per operation, over the base's median (in brackets: µs per operation); whiskers: the fastest and slowest run.".into(),
         },
         x_label: format!("time per operation ÷ {}'s ({what})", base.label),

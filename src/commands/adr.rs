@@ -8,8 +8,7 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::analysis;
-use crate::chart;
-use crate::export::adr::{self, ChartLink};
+use crate::export::adr;
 use crate::export::markup::Markdown;
 use crate::export::write_atomic;
 
@@ -73,14 +72,7 @@ pub fn execute(a: &AdrArgs) -> anyhow::Result<i32> {
         );
         relative(&out_dir, &dir)? + "/charts"
     };
-    let prefix = prefix.trim_start_matches("./").to_string();
-    let links: Vec<ChartLink> = chart::render_all(&report)
-        .into_iter()
-        .map(|c| ChartLink {
-            title: c.title,
-            href: format!("{prefix}/{}.svg", c.name),
-        })
-        .collect();
+    let links = adr::chart_links(&report, prefix.trim_start_matches("./"));
     let text = Markdown::render(&adr::build(&report, &links));
     write_atomic(&out, text.as_bytes())?;
     println!("decision record written to {}", out.display());

@@ -28,6 +28,18 @@ pub struct ChartLink {
     pub href: String,
 }
 
+/// Links to every chart of the report (the files `asynclab report` draws), in the report's
+/// order, under `prefix`: the charts folder relative to the record (`charts`).
+pub fn chart_links(r: &Report, prefix: &str) -> Vec<ChartLink> {
+    crate::chart::render_all(r)
+        .into_iter()
+        .map(|c| ChartLink {
+            title: c.title,
+            href: format!("{prefix}/{}.svg", c.name),
+        })
+        .collect()
+}
+
 fn status(r: &Report) -> Section {
     let mut s = Section::new("Status", None);
     let date = r
@@ -289,12 +301,18 @@ pub fn caveats(r: &Report) -> Vec<String> {
             p.rounds, p.warmups
         ));
     }
-    let rounds = std::iter::once(m.rounds).chain(m.scenario_plans.values().map(|p| p.rounds));
-    if rounds.into_iter().any(|n| min_possible_p(n, n) > ALPHA) {
+    let mut too_few: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+    for sc in &r.scenarios {
+        let n = m.rounds_of(&sc.name);
+        if min_possible_p(n, n) > ALPHA {
+            too_few.entry(n).or_default().push(&sc.name);
+        }
+    }
+    for (n, names) in too_few {
         items.push(format!(
-            "With {} rounds no difference can be significant (smallest possible two-sided p {:.2} > α = {ALPHA}): re-run with `--rounds 5` or more before deciding.",
-            m.rounds,
-            min_possible_p(m.rounds, m.rounds)
+            "With {n} rounds ({}) no difference can be significant (smallest possible two-sided p {:.2} > α = {ALPHA}): re-run with `--rounds 5` or more before deciding.",
+            names.join(", "),
+            min_possible_p(n, n)
         ));
     }
     match &m.interference {
@@ -427,5 +445,28 @@ pub fn build(r: &Report, charts: &[ChartLink]) -> Doc {
             confidence(r),
             more(charts),
         ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn too_few_rounds_names_the_scenarios_that_had_them() {
+        // 5 rounds, asyncio_ops 3 of its own (method.scenario_plans).
+        let doc = crate::results::snapshot_fixture();
+        let report = crate::analysis::analyze(&doc);
+        let few: Vec<String> = caveats(&report)
+            .into_iter()
+            .filter(|c| c.contains("no difference can be significant"))
+            .collect();
+        assert_eq!(few.len(), 1, "{few:?}");
+        assert!(
+            few[0].starts_with("With 3 rounds (asyncio_ops) "),
+            "{}",
+            few[0]
+        );
+        assert!(few[0].contains("p 0.10 "), "{}", few[0]);
     }
 }

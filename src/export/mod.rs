@@ -122,3 +122,6 @@ pub fn write_all(results: &Results, dir: &Path) -> anyhow::Result<()> {
     write_results(results, dir)?;
     write_reports(results, dir)
 }
+
+#[cfg(test)]
+mod tests;

@@ -15,11 +15,9 @@ use std::time::Instant;
 use super::sampler;
 use crate::results::Interference;
 
-/// Foreign CPU below this many seconds never makes a run contaminated. Measured on a quiet
-/// 2-core VM (291 runs of the whole study): at most 0.07 s per run outside db and in db at
-/// concurrency 10; db at concurrency 100 showed 0.3-0.6 s until PostgreSQL's CPU was read
-/// from schedstat, then at most 0.07 s (14 runs). 0.15 s is twice the quiet maximum, and a
-/// busy loop beside a one-second run shows about a CPU second.
+/// Foreign CPU below this many seconds never makes a run contaminated: twice the most a run
+/// showed on a quiet machine, and far below the CPU second a busy loop beside a one-second run
+/// shows (docs/defaults.md has the runs).
 pub const FOREIGN_FLOOR_S: f64 = 0.15;
 /// Default for `Limits::max_foreign_cores`: see the README's "Interference" section for the
 /// measurements it was chosen from.
@@ -29,7 +27,7 @@ pub const DEFAULT_REPEATS: usize = 3;
 /// Entries of the probe's random cycle: 4 MiB of `u32`, beyond a core's own caches, so that
 /// the walk depends on the caches and memory a neighbour on the host shares with this VM.
 const PROBE_CYCLE_LEN: usize = 1 << 20;
-/// Steps of the probe's walk (medians of 4.6-6.5 ms in three `doctor` runs on this VM, 2026-12-02).
+/// Steps of the probe's walk: a few milliseconds per walk (docs/defaults.md has its timings).
 const PROBE_STEPS: usize = 40_000;
 /// What the probe times, as `results.json` records it (`method.interference.probe`).
 pub const PROBE_WORK: &str =
@@ -108,11 +106,10 @@ fn probe_cycle() -> &'static [u32] {
 
 /// The fixed reference work, timed: the fastest of three, in ms.
 ///
-/// A walk over a random cycle, each step a load whose address is the one before's value. An
-/// earlier probe (3,000,000 xorshift steps, registers only) missed what slowed Python work on
-/// this VM: on 2026-12-02, pure-Python jobs alternating with each probe on one CPU spread 85%
-/// (p5 62, p95 116 ms) and correlated 0.28 with that probe and 0.49 with this walk (288 pairs),
-/// and in the driver the old probe spread 7-9% over runs whose identical jobs took 254-478 ms.
+/// A walk over a random cycle, each step a load whose address is the one before's value, so
+/// it slows with the caches and memory a neighbour shares, as Python work does: a probe in
+/// registers only (the earlier 3,000,000 xorshift steps) tracked pure-Python jobs on the same
+/// CPU worse (docs/defaults.md has the measurements).
 pub fn probe_ms() -> f64 {
     let next = probe_cycle();
     let mut best = f64::INFINITY;

@@ -194,11 +194,10 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> RankTest {
 
 /// The smallest difference a verdict counts by default, as a fraction of the baseline: a ratio
 /// is significant only when its whole interval lies beyond `1 ± 3 %` (criterion's
-/// `noise_threshold` rule, in ratio terms `[1 / 1.03, 1.03]`). Chosen from the lab's own
-/// repeatability on the 2-core VM: the same `--quick` run twice back to back on a quiet
-/// machine moved cpu and io_http ratios to the baseline by at most 2.3 % (two pairs, commits
-/// 3da5831 and 013e6bf), so a smaller difference would not survive a second run even when one
-/// run's rounds call it significant. The README's *How far a ratio holds* has the figures.
+/// `noise_threshold` rule, in ratio terms `[1 / 1.03, 1.03]`). It is just above how far the
+/// lab's ratios move between two identical runs on a quiet machine: a smaller difference would
+/// not survive a second run even when one run's rounds call it significant. docs/defaults.md
+/// has the runs it was chosen from.
 pub const DEFAULT_NOISE_THRESHOLD: f64 = 0.03;
 
 /// Whether `t` can be a noise threshold: a finite fraction of the baseline, from 0 to below 1.

@@ -44,14 +44,16 @@ pub struct RunArgs {
     /// services, no workers, no results folder.
     #[arg(long)]
     pub dry_run: bool,
-    /// Fewer rounds (3) and the catalogue's quick parameters.
+    /// Fewer rounds and the catalogue's quick parameters: each scenario runs its catalogue
+    /// `quick_rounds` where it has them, else its rounds capped at 3 (`--dry-run` lists them).
     #[arg(long)]
     pub quick: bool,
     /// Results folder (default results/<timestamp>).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Measured rounds (default: the scenario's `rounds` in the catalogue, else 5; at most 3
-    /// with --quick).
+    /// Measured rounds of every scenario, with or without --quick (default: the scenario's
+    /// `rounds` in the catalogue, else 5; under --quick its `quick_rounds`, else those capped
+    /// at 3).
     #[arg(long)]
     pub rounds: Option<usize>,
     /// Warm-up runs per cell before the first round (default: the scenario's `warmups`, else 1).
