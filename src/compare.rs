@@ -503,8 +503,8 @@ pub fn render(r: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "change = NEW/BASE − 1 with a {} bootstrap 95% interval; p from a two-sided Mann–Whitney U test; significant = p ≤ {} {}\n",
-        if r.paired { "paired-by-round" } else { "unpaired" },
+        "change = NEW/BASE − 1 with {} bootstrap 95% interval; p from a two-sided Mann–Whitney U test; significant = p ≤ {} {}\n",
+        if r.paired { "a paired-by-round" } else { "an unpaired" },
         r.rule.alpha,
         r.rule.band_text("the ratio's interval")
     );
@@ -661,6 +661,42 @@ mod tests {
             Outcome::WorseInconclusive
         );
         assert!(!worse(Verdict::Inconclusive("busy".into())).fails());
+    }
+
+    /// The gate and the report judge a pair of cells alike: every "vs baseline" verdict of the
+    /// report is the one `compare` gives the same two cells, paired by round, at the report's α.
+    #[test]
+    fn compare_and_the_report_give_one_verdict() {
+        use crate::analysis::scenario::VsBaseline;
+        let doc = crate::results::snapshot_fixture();
+        let report = crate::analysis::analyze(&doc);
+        let gate = Gate {
+            metric: Metric::Throughput,
+            threshold_pct: 10.0,
+            alpha: report.rule.alpha,
+        };
+        let mut checked = 0;
+        for s in &report.scenarios {
+            for row in &s.rows {
+                let VsBaseline::Ratio(want) = &row.vs_baseline else {
+                    continue;
+                };
+                let base = s
+                    .cells
+                    .iter()
+                    .find(|c| {
+                        Some(&c.variant) == s.baseline.as_ref() && c.python == row.cell.python
+                    })
+                    .unwrap();
+                let got = changes_of("pair", (base, row.cell), (gate, report.rule), true);
+                if got.len() == 1 {
+                    assert_eq!(got[0].comparison.verdict, want.verdict, "{}", row.cell.id);
+                    assert_eq!(got[0].comparison.ratio, want.ratio, "{}", row.cell.id);
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 3, "pairs compared: {checked}");
     }
 
     #[test]

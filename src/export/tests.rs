@@ -8,67 +8,13 @@
 //! machine they print come from the document, and the paths (chart links, compared runs) are
 //! given here as `asynclab` would print them for a folder named `run`, so nothing is redacted.
 
-use std::time::Duration;
-
 use super::adr;
 use super::markup::Markdown;
-use super::{pyperf, CsvExporter, Exporter, HtmlExporter, JsonExporter, MarkdownExporter, Outputs};
+use super::{pyperf, CsvExporter, Exporter, HtmlExporter, MarkdownExporter, Outputs};
 use crate::analysis;
 use crate::chart;
 use crate::compare::{self, Gate, Metric};
-use crate::python::PythonEnv;
-use crate::results::{snapshot_fixture, Results, SNAPSHOT_FIXTURE};
-use crate::runner::matrix::CellSpec;
-use crate::runner::summarize::summarize_cell;
-
-/// Setting this rewrites snapshot.json's summaries and warnings from its runs, after its runs
-/// were edited by hand.
-const REWRITE: &str = "ASYNCLAB_REWRITE_SNAPSHOT_DOC";
-
-/// Every cell's summary and warnings as the runner computes them from its runs.
-fn summarized(mut doc: Results) -> Results {
-    for c in &mut doc.cells {
-        if c.runs.is_empty() {
-            c.summary = None;
-            c.warnings = Vec::new();
-            continue;
-        }
-        let spec = CellSpec {
-            id: c.id.clone(),
-            scenario: c.scenario.clone(),
-            script: "unused.py".into(),
-            variant: c.variant.clone(),
-            params: c.params.clone(),
-            python: PythonEnv::fake(&c.python),
-            timeout: Duration::from_secs(1),
-            services: Vec::new(),
-            check_server_requests: c.runs.iter().any(|r| r.server_requests.is_some()),
-            group: c.group.clone(),
-            decide_by: c.decide_by.clone(),
-            cpus: Vec::new(),
-            network: None,
-        };
-        let (summary, warnings) = summarize_cell(&spec, &c.runs);
-        c.summary = Some(summary);
-        c.warnings = warnings;
-    }
-    doc
-}
-
-#[test]
-fn the_documents_summaries_are_the_runners() {
-    let doc = snapshot_fixture();
-    let want = JsonExporter.render(&summarized(doc.clone())).unwrap();
-    if std::env::var_os(REWRITE).is_some() {
-        std::fs::write(SNAPSHOT_FIXTURE, &want).unwrap();
-        return;
-    }
-    assert!(
-        JsonExporter.render(&doc).unwrap() == want,
-        "{SNAPSHOT_FIXTURE}: a summary or warning is not what its runs give; after editing runs, \
-         rerun this test with {REWRITE}=1 to recompute them"
-    );
-}
+use crate::results::snapshot_fixture;
 
 /// One report format's output for the document.
 fn rendered(format: &dyn Exporter) -> String {
@@ -121,6 +67,43 @@ fn every_chart_svg() {
     }
 }
 
+#[test]
+fn the_latency_chart_pools_the_runs_the_table_does() {
+    let doc = snapshot_fixture();
+    let spoiled = |c: &&crate::results::Cell| {
+        c.runs
+            .iter()
+            .any(|r| r.interference.as_ref().is_some_and(|i| i.contaminated))
+    };
+    let cell = doc
+        .cells
+        .iter()
+        .find(spoiled)
+        .expect("a cell with a contaminated run");
+    let all: usize = cell.runs.iter().map(|r| r.latencies_ms.len()).sum();
+    let table_n = cell
+        .summary
+        .as_ref()
+        .unwrap()
+        .latency_ms
+        .as_ref()
+        .unwrap()
+        .count;
+    assert!(table_n < all, "the table leaves the contaminated run out");
+    let report = analysis::analyze(&doc);
+    let charts = chart::render_all(&report);
+    let latency = charts
+        .iter()
+        .find(|c| c.name == format!("latency-{}", cell.scenario))
+        .unwrap();
+    let label = latency
+        .svg
+        .split("<text")
+        .find(|t| t.contains(&format!(">{} ", cell.variant)) && t.contains("(n="))
+        .expect("the cell's curve in the legend");
+    assert!(label.contains(&format!("(n={table_n})")), "{label}");
+}
+
 /// `asynclab compare run new`: the document against a copy in which threads took 25% longer
 /// on io_http (a regression) and create_task_await 20% longer per operation (too few rounds to
 /// tell), on a later commit.
@@ -144,7 +127,7 @@ fn compared() -> compare::Report {
             }
         }
     }
-    let new = summarized(new);
+    analysis::summary::derive(&mut new);
     let gate = Gate {
         metric: Metric::Throughput,
         threshold_pct: 10.0,
