@@ -25,17 +25,21 @@ const STDERR_TAIL_LINES: usize = 12;
 const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long after `done` the result document may take.
 const RESULT_TIMEOUT: Duration = Duration::from_secs(60);
-/// Environment variables a worker inherits; everything else is dropped (as pyperf does).
-const ENV_WHITELIST: &[&str] = &[
-    "PATH",
-    "HOME",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TMPDIR",
-    "SYSTEMROOT",
-    "TERM",
-];
+/// A worker's environment: `NAME` lines are kept from the driver's environment, `NAME=VALUE`
+/// lines set; everything else is dropped (as pyperf does). The pytest fixtures read the same file.
+const WORKER_ENV: &str = include_str!("worker_env.txt");
+
+/// The entries of [`WORKER_ENV`]: (name, None) to keep, (name, Some(value)) to set.
+fn worker_env() -> impl Iterator<Item = (&'static str, Option<&'static str>)> {
+    WORKER_ENV
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| match l.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (l, None),
+        })
+}
 
 /// Addresses of the services that are running, passed to workers as `--services`.
 #[derive(Debug, Clone, Default)]
@@ -155,14 +159,10 @@ impl Worker {
             .arg("--ctl-fd")
             .arg("3")
             .env_clear()
-            .envs(
-                ENV_WHITELIST
-                    .iter()
-                    .filter_map(|k| std::env::var_os(k).map(|v| (k, v))),
-            )
-            .env("PYTHONHASHSEED", "0")
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env("PYTHONUNBUFFERED", "1")
+            .envs(worker_env().filter_map(|(name, value)| match value {
+                Some(v) => Some((name, std::ffi::OsString::from(v))),
+                None => std::env::var_os(name).map(|v| (name, v)),
+            }))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(stderr.try_clone().map_err(|e| failed(e.to_string()))?)
@@ -480,5 +480,27 @@ impl Executor for ProcessExecutor {
             interference: Some(interference),
             extra,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_worker_environment_keeps_the_whitelist_and_sets_the_python_flags() {
+        let env: Vec<_> = worker_env().collect();
+        for kept in ["PATH", "HOME", "LANG", "TMPDIR"] {
+            assert!(env.contains(&(kept, None)), "{kept}: {env:?}");
+        }
+        for set in [
+            ("PYTHONHASHSEED", "0"),
+            ("PYTHONDONTWRITEBYTECODE", "1"),
+            ("PYTHONUNBUFFERED", "1"),
+        ] {
+            assert!(env.contains(&(set.0, Some(set.1))), "{set:?}: {env:?}");
+        }
+        let name = |n: &str| n.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+        assert!(env.iter().all(|(n, _)| !n.is_empty() && name(n)), "{env:?}");
     }
 }
