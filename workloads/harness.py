@@ -78,12 +78,21 @@ from harness_models import (
     shares,
     started_threads,
 )
-from harness_outcome import MAX_ERROR_SAMPLES, Failed, Outcome, Recorder, Skip, describe_error
+from harness_outcome import (
+    MAX_ERROR_SAMPLES,
+    SKIP_KINDS,
+    Failed,
+    Outcome,
+    Recorder,
+    Skip,
+    describe_error,
+)
 
 # The names scripts use as `harness.X`; all but `UsageError` are defined in the modules below.
 __all__ = [
     "MAX_ERROR_SAMPLES",
     "OPTIONAL_LOOPS",
+    "SKIP_KINDS",
     "Counter",
     "EventLoop",
     "EventLoopWorkload",
@@ -237,13 +246,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def fail(ctl: Channel, phase: str, exc: BaseException) -> int:
-    message = f"skip: {exc}" if isinstance(exc, Skip) else describe_error(exc)
-    if isinstance(exc, UsageError | Skip):
-        print(message, file=sys.stderr)
+    """Reports why the run ended early: a `skip` message for a `Skip` (the cell cannot run here),
+    else an `error` message; the traceback goes to stderr unless the reason says it all."""
+    if isinstance(exc, Skip):
+        print(f"skip ({exc.kind}): {exc}", file=sys.stderr)
+        message = {"event": "skip", "phase": phase, "kind": exc.kind, "reason": str(exc)}
     else:
-        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+        if isinstance(exc, UsageError):
+            print(describe_error(exc), file=sys.stderr)
+        else:
+            traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+        message = {"event": "error", "phase": phase, "message": describe_error(exc)}
     try:
-        ctl.send({"event": "error", "phase": phase, "message": message})
+        ctl.send(message)
     except OSError:
         pass
     return 1

@@ -75,7 +75,8 @@ def new_event_loop(params: dict) -> asyncio.AbstractEventLoop:
         except ImportError as exc:
             raise Skip(
                 f"loop {kind} is not installed in this environment (Python "
-                f"{platform.python_version()}, {sys.executable}): {OPTIONAL_LOOPS[kind]} ({exc})"
+                f"{platform.python_version()}, {sys.executable}): {OPTIONAL_LOOPS[kind]} ({exc})",
+                kind="missing_package",
             ) from exc
         loop = module.new_event_loop()
     else:

@@ -55,9 +55,23 @@ class Failed(Exception):
         self.payload = payload
 
 
+# Why a cell is skipped: the `kind` of the protocol's `skip` message (docs/protocol.md), and
+# what each means. The driver reads the same names (src/runner/executor.rs, `SkipKind`).
+SKIP_KINDS = {
+    "missing_package": "an optional package (an event loop) is not installed in this environment",
+    "unsupported": "this interpreter or platform cannot run the cell",
+}
+
+
 class Skip(Exception):
-    """The cell cannot run in this environment (an optional package is missing): the driver marks
-    it *skipped* with this reason instead of failed (the error message starts with `skip:`)."""
+    """The cell cannot run in this environment: the worker sends a `skip` message with `kind`
+    (one of `SKIP_KINDS`) and this reason, and the driver marks the cell *skipped*, not failed."""
+
+    def __init__(self, reason: str, kind: str = "missing_package") -> None:
+        if kind not in SKIP_KINDS:
+            raise ValueError(f"unknown skip kind {kind!r}; known: {', '.join(SKIP_KINDS)}")
+        super().__init__(reason)
+        self.kind = kind
 
 
 def describe_error(exc: BaseException | str) -> str:

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::affinity::cpu_set;
-use super::executor::{Executor, RunError};
+use super::executor::{Executor, RunError, SkipKind};
 use super::matrix::{CellSpec, Network};
 use super::sampler;
 use crate::interrupt;
@@ -271,6 +271,10 @@ impl Worker {
                             let _ = self.child.wait();
                             return Err(worker_error(&msg, || self.stderr_tail()));
                         }
+                        Some("skip") => {
+                            let _ = self.child.wait();
+                            return Err(worker_skip(&msg));
+                        }
                         _ => {
                             return Err(RunError::Failed(format!(
                                 "protocol: expected '{want}', got: {line}"
@@ -313,6 +317,7 @@ impl Worker {
             match msg.get("event").and_then(Value::as_str) {
                 Some(e) if e == want => return Ok(msg),
                 Some("error") => return Err(worker_error(&msg, || self.stderr_tail())),
+                Some("skip") => return Err(worker_skip(&msg)),
                 other => seen.push(other.unwrap_or("malformed").to_string()),
             }
         }
@@ -328,20 +333,34 @@ impl Worker {
     }
 }
 
-/// The failure for a worker's `error` event. A `skip: reason` message (an optional package is
-/// not installed) is passed on as it is, for the scheduler to mark the cell skipped.
+/// The failure for a worker's `error` event: its message and the tail of its stderr.
 fn worker_error(event: &Value, stderr_tail: impl FnOnce() -> String) -> RunError {
     let message = event
         .get("message")
         .and_then(Value::as_str)
         .unwrap_or("unknown error");
-    if message.starts_with("skip:") {
-        RunError::Failed(message.to_string())
-    } else {
-        RunError::Failed(format!(
-            "worker error: {message}; stderr: {}",
-            stderr_tail()
-        ))
+    RunError::Failed(format!(
+        "worker error: {message}; stderr: {}",
+        stderr_tail()
+    ))
+}
+
+/// A worker's `skip` event (the cell cannot run in its environment), for the scheduler to mark
+/// the cell skipped; a kind the driver does not know fails the run as a protocol error.
+fn worker_skip(event: &Value) -> RunError {
+    let reason = event.get("reason").and_then(Value::as_str).unwrap_or("");
+    match event
+        .get("kind")
+        .cloned()
+        .map(serde_json::from_value::<SkipKind>)
+    {
+        Some(Ok(kind)) => RunError::Skipped {
+            kind,
+            reason: reason.trim().to_string(),
+        },
+        _ => RunError::Failed(format!(
+            "protocol: a skip message of no known kind (docs/protocol.md lists them): {event}"
+        )),
     }
 }
 
@@ -486,6 +505,27 @@ impl Executor for ProcessExecutor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_skip_event_is_a_typed_skip_and_an_error_event_a_failure() {
+        let skip = serde_json::json!({"event": "skip", "phase": "setup",
+            "kind": "missing_package", "reason": "loop rsloop is not installed: make rsloop"});
+        assert_eq!(
+            worker_skip(&skip),
+            RunError::Skipped {
+                kind: SkipKind::MissingPackage,
+                reason: "loop rsloop is not installed: make rsloop".into()
+            }
+        );
+        let odd = serde_json::json!({"event": "skip", "kind": "tired", "reason": "x"});
+        assert!(matches!(worker_skip(&odd), RunError::Failed(m) if m.starts_with("protocol:")));
+        // A message that only looks like a skip is an error like any other.
+        let error = serde_json::json!({"event": "error", "phase": "setup", "message": "skip: x"});
+        assert_eq!(
+            worker_error(&error, || "tail".into()),
+            RunError::Failed("worker error: skip: x; stderr: tail".into())
+        );
+    }
 
     #[test]
     fn the_worker_environment_keeps_the_whitelist_and_sets_the_python_flags() {
