@@ -392,6 +392,11 @@ impl Executor for ProcessExecutor {
                 .write_all(b"go\n")
                 .and_then(|_| stdin.flush())
                 .map_err(|e| {
+                    // A signal between `ready` and `go` ends the worker (it is forwarded to
+                    // it) before the driver writes: that is the interruption, not a failure.
+                    if interrupt::interrupted() {
+                        return RunError::Interrupted;
+                    }
                     RunError::Failed(format!("cannot send go: {e}; stderr: {}", w.stderr_tail()))
                 })?;
         }
