@@ -53,7 +53,12 @@ fn a_new_scenario_with_per_operation_figures_gets_their_table_and_chart() {
     std::fs::create_dir_all(&wl).unwrap();
     std::fs::write(wl.join("my_ops.py"), SCRIPT).unwrap();
     std::fs::write(wl.join("catalogue.toml"), CATALOGUE).unwrap();
-    for shared in ["harness.py", "openloop.py"] {
+    for shared in [
+        "harness.py",
+        "harness_models.py",
+        "harness_outcome.py",
+        "openloop.py",
+    ] {
         std::os::unix::fs::symlink(root().join("workloads").join(shared), wl.join(shared)).unwrap();
     }
     std::os::unix::fs::symlink(

@@ -26,8 +26,10 @@ order and t0. `run_serial`: one request at a time (sync), so a late request star
 (threads, processes), where it queues for a free worker. `run_async`: a scheduler coroutine
 sleeps until each intended time, waits for one of `concurrency` slots, then starts the request
 as a task. `call(index) -> payload` is the scenario's operation; an exception it raises counts
-as an error (`harness.Failed` keeps its payload). All clocks are `time.perf_counter_ns` (shared
-by every process on Linux, so pool workers' send times compare with the parent's).
+as an error (a `Failed`, scripts' `harness.Failed`, keeps its payload). All clocks are
+`time.perf_counter_ns` (shared by every process on Linux, so pool workers' send times compare
+with the parent's). This module builds on `harness_outcome` alone; `harness_models` imports it
+where a schedule is used.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import harness
+from harness_outcome import Failed, Outcome, Recorder, describe_error
 
 KIND = "open-loop-corrected"
 UNCORRECTED = "uncorrected"
@@ -98,8 +100,8 @@ def sleep_until(target_ns: int) -> None:
 
 
 def failure(exc: Exception) -> tuple[Any, str]:
-    """(payload, description) of a request that raised: a `harness.Failed` keeps its payload."""
-    return (exc.payload if isinstance(exc, harness.Failed) else None), harness.describe_error(exc)
+    """(payload, description) of a request that raised: a `Failed` keeps its payload."""
+    return (exc.payload if isinstance(exc, Failed) else None), describe_error(exc)
 
 
 def timed(call: Callable[[int], Any], index: int, intended_ns: int, deadline_ns: int) -> Sample:
@@ -178,10 +180,10 @@ async def run_async(
 
 def outcome(
     sched: Schedule, samples: Sequence[Sample], t0: int, extra: dict | None = None
-) -> harness.Outcome:
+) -> Outcome:
     """The run's Outcome: corrected latencies as the main set, uncorrected as a named set
     (both in schedule order, successful requests only), rates in `extra`."""
-    rec, uncorrected_ms = harness.Recorder(), []
+    rec, uncorrected_ms = Recorder(), []
     samples = [s for s in samples if s.sent_ns is not None]
     for s in samples:
         if s.error is None:

@@ -189,6 +189,8 @@ mod tests {
             ("my-thing", "not an identifier"),
             ("cpu", "built-in scenario"),
             ("harness", "which the worker imports too"),
+            ("harness_models", "which the worker imports too"),
+            ("harness_outcome", "which the worker imports too"),
             ("json", "standard library"),
             ("aiohttp", "lab's requirements"),
             ("sqlalchemy", "lab's requirements"),

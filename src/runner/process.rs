@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::executor::{Executor, RunError};
+use super::executor::{Executor, RunError, SkipKind};
 use super::matrix::{CellSpec, Network};
 use super::sampler;
 use crate::affinity::cpu_set;
@@ -25,17 +25,21 @@ const STDERR_TAIL_LINES: usize = 12;
 const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long after `done` the result document may take.
 const RESULT_TIMEOUT: Duration = Duration::from_secs(60);
-/// Environment variables a worker inherits; everything else is dropped (as pyperf does).
-const ENV_WHITELIST: &[&str] = &[
-    "PATH",
-    "HOME",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TMPDIR",
-    "SYSTEMROOT",
-    "TERM",
-];
+/// A worker's environment: `NAME` lines are kept from the driver's environment, `NAME=VALUE`
+/// lines set; everything else is dropped (as pyperf does). The pytest fixtures read the same file.
+const WORKER_ENV: &str = include_str!("worker_env.txt");
+
+/// The entries of [`WORKER_ENV`]: (name, None) to keep, (name, Some(value)) to set.
+fn worker_env() -> impl Iterator<Item = (&'static str, Option<&'static str>)> {
+    WORKER_ENV
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| match l.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (l, None),
+        })
+}
 
 /// Addresses of the services that are running, passed to workers as `--services`.
 #[derive(Debug, Clone, Default)]
@@ -155,14 +159,10 @@ impl Worker {
             .arg("--ctl-fd")
             .arg("3")
             .env_clear()
-            .envs(
-                ENV_WHITELIST
-                    .iter()
-                    .filter_map(|k| std::env::var_os(k).map(|v| (k, v))),
-            )
-            .env("PYTHONHASHSEED", "0")
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env("PYTHONUNBUFFERED", "1")
+            .envs(worker_env().filter_map(|(name, value)| match value {
+                Some(v) => Some((name, std::ffi::OsString::from(v))),
+                None => std::env::var_os(name).map(|v| (name, v)),
+            }))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(stderr.try_clone().map_err(|e| failed(e.to_string()))?)
@@ -271,6 +271,10 @@ impl Worker {
                             let _ = self.child.wait();
                             return Err(worker_error(&msg, || self.stderr_tail()));
                         }
+                        Some("skip") => {
+                            let _ = self.child.wait();
+                            return Err(worker_skip(&msg));
+                        }
                         _ => {
                             return Err(RunError::Failed(format!(
                                 "protocol: expected '{want}', got: {line}"
@@ -313,6 +317,7 @@ impl Worker {
             match msg.get("event").and_then(Value::as_str) {
                 Some(e) if e == want => return Ok(msg),
                 Some("error") => return Err(worker_error(&msg, || self.stderr_tail())),
+                Some("skip") => return Err(worker_skip(&msg)),
                 other => seen.push(other.unwrap_or("malformed").to_string()),
             }
         }
@@ -328,20 +333,34 @@ impl Worker {
     }
 }
 
-/// The failure for a worker's `error` event. A `skip: reason` message (an optional package is
-/// not installed) is passed on as it is, for the scheduler to mark the cell skipped.
+/// The failure for a worker's `error` event: its message and the tail of its stderr.
 fn worker_error(event: &Value, stderr_tail: impl FnOnce() -> String) -> RunError {
     let message = event
         .get("message")
         .and_then(Value::as_str)
         .unwrap_or("unknown error");
-    if message.starts_with("skip:") {
-        RunError::Failed(message.to_string())
-    } else {
-        RunError::Failed(format!(
-            "worker error: {message}; stderr: {}",
-            stderr_tail()
-        ))
+    RunError::Failed(format!(
+        "worker error: {message}; stderr: {}",
+        stderr_tail()
+    ))
+}
+
+/// A worker's `skip` event (the cell cannot run in its environment), for the scheduler to mark
+/// the cell skipped; a kind the driver does not know fails the run as a protocol error.
+fn worker_skip(event: &Value) -> RunError {
+    let reason = event.get("reason").and_then(Value::as_str).unwrap_or("");
+    match event
+        .get("kind")
+        .cloned()
+        .map(serde_json::from_value::<SkipKind>)
+    {
+        Some(Ok(kind)) => RunError::Skipped {
+            kind,
+            reason: reason.trim().to_string(),
+        },
+        _ => RunError::Failed(format!(
+            "protocol: a skip message of no known kind (docs/protocol.md lists them): {event}"
+        )),
     }
 }
 
@@ -373,6 +392,11 @@ impl Executor for ProcessExecutor {
                 .write_all(b"go\n")
                 .and_then(|_| stdin.flush())
                 .map_err(|e| {
+                    // A signal between `ready` and `go` ends the worker (it is forwarded to
+                    // it) before the driver writes: that is the interruption, not a failure.
+                    if interrupt::interrupted() {
+                        return RunError::Interrupted;
+                    }
                     RunError::Failed(format!("cannot send go: {e}; stderr: {}", w.stderr_tail()))
                 })?;
         }
@@ -480,5 +504,48 @@ impl Executor for ProcessExecutor {
             interference: Some(interference),
             extra,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skip_event_is_a_typed_skip_and_an_error_event_a_failure() {
+        let skip = serde_json::json!({"event": "skip", "phase": "setup",
+            "kind": "missing_package", "reason": "loop rsloop is not installed: make rsloop"});
+        assert_eq!(
+            worker_skip(&skip),
+            RunError::Skipped {
+                kind: SkipKind::MissingPackage,
+                reason: "loop rsloop is not installed: make rsloop".into()
+            }
+        );
+        let odd = serde_json::json!({"event": "skip", "kind": "tired", "reason": "x"});
+        assert!(matches!(worker_skip(&odd), RunError::Failed(m) if m.starts_with("protocol:")));
+        // A message that only looks like a skip is an error like any other.
+        let error = serde_json::json!({"event": "error", "phase": "setup", "message": "skip: x"});
+        assert_eq!(
+            worker_error(&error, || "tail".into()),
+            RunError::Failed("worker error: skip: x; stderr: tail".into())
+        );
+    }
+
+    #[test]
+    fn the_worker_environment_keeps_the_whitelist_and_sets_the_python_flags() {
+        let env: Vec<_> = worker_env().collect();
+        for kept in ["PATH", "HOME", "LANG", "TMPDIR"] {
+            assert!(env.contains(&(kept, None)), "{kept}: {env:?}");
+        }
+        for set in [
+            ("PYTHONHASHSEED", "0"),
+            ("PYTHONDONTWRITEBYTECODE", "1"),
+            ("PYTHONUNBUFFERED", "1"),
+        ] {
+            assert!(env.contains(&(set.0, Some(set.1))), "{set:?}: {env:?}");
+        }
+        let name = |n: &str| n.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+        assert!(env.iter().all(|(n, _)| !n.is_empty() && name(n)), "{env:?}");
     }
 }

@@ -56,9 +56,10 @@ pub fn round_order(n: usize, r: usize) -> Vec<usize> {
 }
 
 /// Measures `specs` (one scenario's cells) into `cells`, calling the plan's `derive` on a cell
-/// after each of its measured runs and `save` after every run so nothing measured is lost. A failing cell is marked failed and
-/// skipped in later rounds; the others go on. A worker error starting with `skip:` (an optional
-/// package is not installed) marks the cell skipped with that reason instead. Ctrl-C returns an
+/// after each of its measured runs and `save` after every run so nothing measured is lost. A
+/// failing cell is marked failed and skipped in later rounds; the others go on. A run the
+/// worker skipped (an optional package is not installed) marks the cell skipped with the
+/// worker's reason instead. Ctrl-C returns an
 /// error after saving. `tally` counts every run (its total must already hold these cells'
 /// [`Plan::runs`]); `progress` hears of each run before it starts and of repeats, failures
 /// and skips.
@@ -127,8 +128,7 @@ pub fn run_interleaved(
                         (plan.derive)(&mut cells[i]);
                     }
                 }
-                Err(RunError::Failed(msg)) if msg.starts_with("skip:") => {
-                    let reason = msg["skip:".len()..].trim().to_string();
+                Err(RunError::Skipped { reason, .. }) => {
                     tally.total = tally.total.saturating_sub(total - step - 1);
                     progress(
                         tally,
@@ -173,6 +173,7 @@ mod tests {
     use super::*;
     use crate::python::PythonEnv;
     use crate::results::RunRecord;
+    use crate::runner::executor::SkipKind;
     use std::collections::BTreeMap;
     use std::time::Duration;
 
@@ -208,9 +209,10 @@ mod tests {
                 return Err(RunError::Failed("boom; stderr: Traceback".into()));
             }
             if cell.variant == "skipme" {
-                return Err(RunError::Failed(
-                    "skip: loop rsloop is not installed in this environment: make rsloop".into(),
-                ));
+                return Err(RunError::Skipped {
+                    kind: SkipKind::MissingPackage,
+                    reason: "loop rsloop is not installed in this environment: make rsloop".into(),
+                });
             }
             Ok(RunRecord {
                 round: round.unwrap_or(0),
@@ -370,7 +372,7 @@ mod tests {
     }
 
     #[test]
-    fn a_skip_message_marks_the_cell_skipped_not_failed() {
+    fn a_skipped_run_marks_the_cell_skipped_not_failed() {
         let (exec, cells, seen) = run_variants(&["a", "skipme"]);
         assert_eq!(
             seen[0].total, 8,

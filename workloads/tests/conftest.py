@@ -21,13 +21,23 @@ WORKLOADS = Path(__file__).resolve().parents[1]
 HARNESS = WORKLOADS / "harness.py"
 sys.path.insert(0, str(WORKLOADS))  # lets tests import harness for in-process unit tests
 
-ENV_KEEP = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
+# The driver's worker environment, the file src/runner/process.rs compiles in.
+WORKER_ENV = WORKLOADS.parent / "src" / "runner" / "worker_env.txt"
 
 
 def child_env() -> dict[str, str]:
-    """The driver's whitelisted environment."""
-    env = {k: os.environ[k] for k in ENV_KEEP if k in os.environ}
-    env.update(PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+    """The environment the driver gives a worker: each `NAME` of WORKER_ENV kept from ours when
+    set, each `NAME=VALUE` set, nothing else."""
+    env = {}
+    for line in WORKER_ENV.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, is_set, value = line.partition("=")
+        if is_set:
+            env[name] = value
+        elif name in os.environ:
+            env[name] = os.environ[name]
     return env
 
 

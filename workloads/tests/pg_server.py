@@ -29,20 +29,13 @@ SERVER_SETTINGS = {
 }
 STARTUP_TIMEOUT_S = 30.0
 
-# The driver's seed (src/services/postgres/seed.rs), the same SQL in one transaction.
-LOCK_KEY = 0x6173_796E_636C_6162  # "asynclab" in ASCII, the driver's advisory lock
+# The driver's seed (src/services/postgres/seed.rs): its SQL file itself, run in one transaction
+# under the driver's advisory lock ("asynclab" in ASCII) and marked with its version comment;
+# test_shared_with_driver.py fails when these constants and seed.rs's differ.
+SEED_SQL = (Path(__file__).resolve().parents[2] / "src/services/postgres/seed.sql").read_text()
+LOCK_KEY = 0x6173_796E_636C_6162
 SEED_COMMENT = "asynclab seed v1"
 COUNTS = {"items": 100_000, "authors": 100, "books": 500}
-SEED_SQL = """
-CREATE TABLE asynclab.items (id integer PRIMARY KEY, name text NOT NULL, value integer NOT NULL);
-INSERT INTO asynclab.items SELECT g, 'item-' || g, (g * 7919) % 100000 FROM generate_series(1, 100000) g;
-CREATE TABLE asynclab.authors (id integer PRIMARY KEY, name text NOT NULL);
-INSERT INTO asynclab.authors SELECT g, 'author-' || g FROM generate_series(1, 100) g;
-CREATE TABLE asynclab.books (id integer PRIMARY KEY, author_id integer NOT NULL REFERENCES asynclab.authors(id), title text NOT NULL);
-INSERT INTO asynclab.books SELECT g, ((g - 1) % 100) + 1, 'book-' || g FROM generate_series(1, 500) g;
-CREATE INDEX books_author_id ON asynclab.books(author_id);
-ANALYZE asynclab.items, asynclab.authors, asynclab.books;
-"""  # noqa: E501 - kept byte for byte as the driver has it
 
 
 def seed(url: str) -> str:

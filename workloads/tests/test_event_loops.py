@@ -1,5 +1,6 @@
 """event_loops.py: each workload does exactly its operations on asyncio and uvloop; a loop that is
-not installed makes the worker report `skip:` with how to get it, an unknown loop is an error."""
+not installed makes the worker send a `skip` message with how to get it, an unknown loop is an
+error."""
 
 from __future__ import annotations
 
@@ -67,11 +68,11 @@ def test_a_loop_that_is_not_installed_is_a_skip_with_the_reason(harness_run, loo
     except ImportError:
         pass
     run = harness_run(SCRIPT, "callbacks", {**SMALL, "loop": loop})
-    assert run.returncode == 1
-    error = run.message("error")
-    assert error["phase"] == "setup"
-    assert error["message"].startswith(f"skip: loop {loop} is not installed in this environment")
-    assert ("make rsloop" if loop == "rsloop" else "3.14 only") in error["message"]
+    assert run.returncode == 1 and run.events == ["skip"]
+    skip = run.message("skip")
+    assert skip["phase"] == "setup" and skip["kind"] == "missing_package"
+    assert skip["reason"].startswith(f"loop {loop} is not installed in this environment")
+    assert ("make rsloop" if loop == "rsloop" else "3.14 only") in skip["reason"]
     assert "Traceback" not in run.stderr
 
 

@@ -1,4 +1,5 @@
-"""The child side of docs/protocol.md: handshake order, timing boundaries, failures, --describe."""
+"""The child side of docs/protocol.md: handshake order, timing boundaries, failures, skips,
+--describe."""
 
 from __future__ import annotations
 
@@ -22,11 +23,15 @@ class Trivial(harness.Workload):
         time.sleep(params.get("setup_sleep_s", 0))
         if params.get("fail_setup"):
             raise RuntimeError("boom in setup")
+        if params.get("skip_setup"):
+            raise harness.Skip("no such device here", kind=params["skip_setup"])
         self.params = params
 
     def run(self):
         if self.params.get("fail_run"):
             raise ValueError("boom in run")
+        if self.params.get("skip_run"):
+            raise harness.Skip("gone missing")
         rec = harness.Recorder()
         for _ in range(3):
             start = harness.now()
@@ -98,6 +103,36 @@ def test_error_in_run(tmp_path, harness_run):
     assert run.message("error")["message"] == "ValueError: boom in run"
     assert run.message("error")["phase"] == "run"
     assert "Traceback" in run.stderr
+
+
+def test_skip_in_setup_is_a_skip_message_with_its_kind(tmp_path, harness_run):
+    run = harness_run(script(tmp_path), "trivial", {"skip_setup": "unsupported"})
+    assert run.returncode == 1 and run.events == ["skip"], run.stderr
+    assert run.message("skip") == {
+        "event": "skip",
+        "phase": "setup",
+        "kind": "unsupported",
+        "reason": "no such device here",
+    }
+    assert "Traceback" not in run.stderr and "no such device here" in run.stderr
+
+
+def test_skip_in_run_defaults_to_a_missing_package(tmp_path, harness_run):
+    run = harness_run(script(tmp_path), "trivial", {"skip_run": True})
+    assert run.returncode == 1 and run.events == ["ready", "go", "skip"], run.stderr
+    skip = run.message("skip")
+    assert (skip["phase"], skip["kind"], skip["reason"]) == (
+        "run",
+        "missing_package",
+        "gone missing",
+    )
+
+
+def test_a_skip_of_no_known_kind_is_an_error(tmp_path, harness_run):
+    run = harness_run(script(tmp_path), "trivial", {"skip_setup": "tired"})
+    assert run.returncode == 1 and run.events == ["error"]
+    message = run.message("error")["message"]
+    assert message.startswith("ValueError: unknown skip kind 'tired'") and "unsupported" in message
 
 
 def test_stdin_closed_without_go(tmp_path, harness_run):
