@@ -373,6 +373,10 @@ impl Executor for ProcessExecutor {
                 .write_all(b"go\n")
                 .and_then(|_| stdin.flush())
                 .map_err(|e| {
+                    // The worker got the forwarded SIGINT between ready and go.
+                    if interrupt::interrupted() {
+                        return RunError::Interrupted;
+                    }
                     RunError::Failed(format!("cannot send go: {e}; stderr: {}", w.stderr_tail()))
                 })?;
         }
