@@ -10,7 +10,8 @@
 //!   services, measure, write).
 //! - [`catalogue`]: workloads/catalogue.toml; [`results`]: the results document and its one
 //!   loader; [`error`]: usage errors naming the flag and the fix; [`study`]: study files and
-//!   the resolved study each results.json embeds (what `rerun` runs again).
+//!   the resolved study each results.json embeds (what `rerun` runs again); [`toml_input`]: the
+//!   key path and line of a fault in either.
 //! - [`runner`]: matrix, interleaving scheduler, process executor, sampler, rate sweeps;
 //!   [`stats`]: medians, intervals, tests; [`python`]: interpreters and environments;
 //!   [`envinfo`] and [`doctor`]: the machine.
@@ -46,6 +47,7 @@ pub mod runner;
 pub mod services;
 pub mod stats;
 pub mod study;
+pub mod toml_input;
 
 use cli::Command;
 pub use cli::Opts;
