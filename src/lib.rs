@@ -25,6 +25,8 @@
 //!   `export::pyperf`: a pyperf suite;
 //!   [`cost`]: asyncio time per request.
 //! - [`interrupt`]: Ctrl-C stops workers and keeps what was measured.
+//! - [`procfs`]: every read of /proc (process stat, status, threads, children; /proc/stat),
+//!   beneath the runner and the services.
 
 pub mod analysis;
 pub mod catalogue;
@@ -40,6 +42,7 @@ pub mod export;
 pub mod extras;
 pub mod format;
 pub mod interrupt;
+pub mod procfs;
 pub mod python;
 pub mod reference;
 pub mod results;
