@@ -65,35 +65,32 @@ struct Row {
 impl Row {
     fn of(c: &Cell) -> Row {
         let keys: Vec<String> = c.params.keys().cloned().collect();
-        let mut row = Row {
+        let s = c.summary.as_ref();
+        let t = s.map(|s| &s.throughput_per_s);
+        let l = s.and_then(|s| s.latency_ms.as_ref());
+        Row {
             scenario: c.scenario.clone(),
             variant: c.variant.clone(),
             python: c.python.clone(),
             params: params_text(&c.params, &keys),
             status: format!("{:?}", c.status).to_lowercase(),
-            ..Row::default()
-        };
-        let Some(s) = &c.summary else { return row };
-        let t = &s.throughput_per_s;
-        row.rounds = Some(s.rounds);
-        row.throughput_per_s_median = Some(t.median);
-        row.throughput_per_s_min = Some(t.min);
-        row.throughput_per_s_max = Some(t.max);
-        row.throughput_per_s_ci95_low = Some(t.ci95_low);
-        row.throughput_per_s_ci95_high = Some(t.ci95_high);
-        row.wall_s_median = Some(s.wall_s.median);
-        row.cpu_s_median = Some(s.cpu_s.median);
-        row.peak_rss_delta_mib_median = Some(s.peak_rss_delta_mib.median);
-        if let Some(l) = &s.latency_ms {
-            row.latency_kind = Some(l.kind.clone());
-            row.latency_p50_ms = Some(l.p50);
-            row.latency_p95_ms = Some(l.p95);
-            row.latency_p99_ms = Some(l.p99);
-            row.latency_max_ms = Some(l.max);
+            rounds: s.map(|s| s.rounds),
+            throughput_per_s_median: t.map(|t| t.median),
+            throughput_per_s_min: t.map(|t| t.min),
+            throughput_per_s_max: t.map(|t| t.max),
+            throughput_per_s_ci95_low: t.map(|t| t.ci95_low),
+            throughput_per_s_ci95_high: t.map(|t| t.ci95_high),
+            wall_s_median: s.map(|s| s.wall_s.median),
+            cpu_s_median: s.map(|s| s.cpu_s.median),
+            peak_rss_delta_mib_median: s.map(|s| s.peak_rss_delta_mib.median),
+            latency_kind: l.map(|l| l.kind.clone()),
+            latency_p50_ms: l.map(|l| l.p50),
+            latency_p95_ms: l.map(|l| l.p95),
+            latency_p99_ms: l.map(|l| l.p99),
+            latency_max_ms: l.map(|l| l.max),
+            ops: s.map(|s| s.ops),
+            errors: s.map(|s| s.errors),
         }
-        row.ops = Some(s.ops);
-        row.errors = Some(s.errors);
-        row
     }
 }
 
