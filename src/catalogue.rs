@@ -8,6 +8,7 @@ use anyhow::Context;
 use serde::Deserialize;
 
 use crate::error::UsageError;
+use crate::toml_input::{self, Fault};
 
 /// A service a scenario needs started before its workers run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
@@ -261,8 +262,18 @@ impl Catalogue {
 
     /// Parses catalogue text; `dir` is where scripts live.
     pub fn parse(text: &str, dir: &Path) -> anyhow::Result<Catalogue> {
-        let mut cat: Catalogue = toml::from_str(text).map_err(|e| {
-            anyhow::anyhow!("malformed catalogue: {}", e.to_string().replace('\n', " "))
+        let mut cat: Catalogue = toml_input::parse(text).map_err(|e| {
+            let fix = match e.kind {
+                Fault::Syntax => "fix the TOML syntax there",
+                Fault::UnknownKey => "remove it or fix its spelling",
+                Fault::MissingKey => "add it",
+                Fault::Value => "give it the type named",
+            };
+            anyhow::anyhow!(
+                "malformed catalogue: {}: {}; {fix} (workloads/catalogue.toml has every key)",
+                e.place(),
+                e.message
+            )
         })?;
         cat.dir = dir.to_path_buf();
         let mut seen = std::collections::BTreeSet::new();
@@ -502,6 +513,33 @@ mod tests {
         assert!(
             format!("{err:#}").contains("rounds must be at least 1"),
             "{err:#}"
+        );
+    }
+
+    #[test]
+    fn a_malformed_catalogue_names_the_line_and_the_key_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s.py"), "").unwrap();
+        let one = "[[scenario]]\nname='s'\nscript='s.py'\ntitle='t'\nvariants=['a']\n";
+        for (extra, want) in [
+            (
+                "rounds = 'x'\n",
+                "line 11: scenario[1].rounds: invalid type",
+            ),
+            ("roundz = 2\n", "line 11: scenario[1].roundz: unknown field"),
+            ("[scenario.variant_params.a]\nn = [1,", "line 12: "),
+        ] {
+            let text = format!("{one}{}{extra}", one.replace("'s'", "'t'"));
+            let err = format!("{:#}", Catalogue::parse(&text, dir.path()).unwrap_err());
+            assert!(err.starts_with("malformed catalogue: "), "{err}");
+            assert!(err.contains(want), "want {want:?}: {err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+        let text = "[[scenario]]\nname='s'\nscript='s.py'\nvariants=['a']\n";
+        let err = format!("{:#}", Catalogue::parse(text, dir.path()).unwrap_err());
+        assert!(
+            err.contains("line 1: scenario[0]: missing field `title`; add it"),
+            "{err}"
         );
     }
 }

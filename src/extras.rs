@@ -63,12 +63,26 @@ impl Extras {
         }
     }
 
-    /// The figure under `key` as JSON, typed field or not (for the catalogue's `agree` keys).
+    /// The figure under `key` as JSON, typed field or not (for the catalogue's `agree` keys):
+    /// only that field is converted, never the whole struct. `None` for an absent key or a
+    /// JSON null.
     pub fn value(&self, key: &str) -> Option<Value> {
-        match serde_json::to_value(self).ok()? {
-            Value::Object(mut map) => map.remove(key).filter(|v| !v.is_null()),
-            _ => None,
+        fn json<T: Serialize>(field: &Option<T>) -> Option<Value> {
+            serde_json::to_value(field.as_ref()?).ok()
         }
+        let typed = match key {
+            "ops" => json(&self.ops),
+            "benchmarks" => json(&self.benchmarks),
+            "rows" => json(&self.rows),
+            "elapsed_ms" => json(&self.elapsed_ms),
+            "achieved_rate_per_s" => json(&self.achieved_rate_per_s),
+            "abandoned" => json(&self.abandoned),
+            "workers" => json(&self.workers),
+            _ => None,
+        };
+        typed
+            .or_else(|| self.other.get(key).cloned())
+            .filter(|v| !v.is_null())
     }
 
     /// A scalar figure as text (a string without quotes), for method notes.
@@ -173,5 +187,31 @@ mod tests {
         )
         .unwrap();
         assert_eq!(table.correctness_rows().map(|r| r.len()), Some(1));
+    }
+
+    #[test]
+    fn value_gives_what_the_serialized_struct_holds_for_every_key() {
+        let text = r#"{"ops":{"a":{"ns_per_op_median":1.5}},"benchmarks":{"b":{"median_ns":2.0}},
+            "rows":4000,"elapsed_ms":12.5,"achieved_rate_per_s":99.0,"abandoned":0,"workers":2,
+            "checksum":"abc","nothing":null}"#;
+        let e: Extras = serde_json::from_str(text).unwrap();
+        let Value::Object(whole) = serde_json::to_value(&e).unwrap() else {
+            panic!("extras serialize to an object")
+        };
+        // The text sets every typed field, one other key and one null: each key the struct
+        // writes reads back the same through `value`.
+        assert_eq!(whole.len(), 9, "{whole:?}");
+        for (key, v) in &whole {
+            assert_eq!(
+                e.value(key),
+                Some(v.clone()).filter(|v| !v.is_null()),
+                "{key}"
+            );
+        }
+        assert_eq!(e.value("nothing"), None);
+        assert_eq!(e.value("absent"), None);
+        assert_eq!(Extras::default().value("workers"), None);
+        assert_eq!(e.text("checksum").as_deref(), Some("abc"));
+        assert_eq!(e.text("workers").as_deref(), Some("2"));
     }
 }

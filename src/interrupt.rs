@@ -2,26 +2,28 @@
 //! process groups to stop.
 //!
 //! The handler never tears services down itself (Drop guards do that on the main thread). In
-//! signal context it only records the signal (the first one wins) and wakes a forwarding thread
-//! through a pipe; that thread sends SIGINT to every registered child, so blocking waits return
-//! (SIGINT for both signals: postgres takes it as a fast shutdown, where SIGTERM would wait for
-//! its clients to leave). Every wait loop polls [`interrupted`], and the error from [`check`]
+//! signal context it only stores the signal's number (`signal_hook::flag`), so [`interrupted`]
+//! is true from that instant; `signal_hook`'s iterator wakes a forwarding thread, which sends
+//! SIGINT to every registered child, so blocking waits return (SIGINT for all three signals:
+//! postgres takes it as a fast shutdown, where SIGTERM would wait for its clients to leave).
+//! The first signal the lab reads wins: [`received`] and the forwarding thread both latch the
+//! stored number once. Every wait loop polls [`interrupted`], and the error from [`check`]
 //! names the signal; `main` exits with [`Signal::exit_code`] (130, 143 or 129).
 //!
-//! The handlers are registered through `signal-hook-registry`, the registry tokio's signal
-//! streams use too, so a later `tokio::signal` listener (the standalone mock server's) and these
+//! `signal-hook` registers through `signal-hook-registry`, the registry tokio's signal streams
+//! use too, so a later `tokio::signal` listener (the standalone mock server's) and these
 //! handlers both see the signal.
 
 use std::collections::BTreeSet;
-use std::io::Read as _;
-use std::os::fd::{FromRawFd as _, OwnedFd};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-/// The first termination signal received (its number), 0 while none.
-static RECEIVED: AtomicI32 = AtomicI32::new(0);
-/// Write end of the pipe that wakes the forwarding thread, -1 until installed.
-static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+use rustix::process::Pid;
+
+/// The latest termination signal's number, stored in signal context; 0 while none arrived.
+static LATEST: AtomicUsize = AtomicUsize::new(0);
+/// The signal the lab reports: the first value of [`LATEST`] read, 0 until then.
+static FIRST: AtomicUsize = AtomicUsize::new(0);
 static CHILDREN: OnceLock<Mutex<BTreeSet<i32>>> = OnceLock::new();
 
 fn children() -> &'static Mutex<BTreeSet<i32>> {
@@ -97,73 +99,45 @@ pub fn install() {
 }
 
 fn try_install() -> std::io::Result<()> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills two fds we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
+    let numbers = Signal::ALL.map(Signal::number);
+    for number in numbers {
+        signal_hook::flag::register_usize(number, &LATEST, number as usize)?;
     }
-    // SAFETY: fds[0] is fresh and owned by nobody else; fds[1] stays open for the process's life
-    // (the handler may write to it at any time).
-    let read_end = unsafe { OwnedFd::from_raw_fd(fds[0]) };
-    // The write end is non-blocking so the handler never blocks (should the pipe ever fill, the
-    // thread has wake-ups pending anyway); reads block.
-    // SAFETY: fcntl on a descriptor we own.
-    if unsafe { libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    WAKE_FD.store(fds[1], Ordering::SeqCst);
+    let mut signals = signal_hook::iterator::Signals::new(numbers)?;
     std::thread::Builder::new()
         .name("signals".into())
-        .spawn(move || forward(read_end))?;
-    for signal in Signal::ALL {
-        let number = signal.number();
-        // SAFETY: the action only does async-signal-safe things: atomics, and write(2) to a
-        // pipe with errno saved and restored around it.
-        unsafe { signal_hook_registry::register(number, move || on_signal(number)) }?;
-    }
+        .spawn(move || {
+            for _ in signals.forever() {
+                received();
+                forward();
+            }
+        })?;
     Ok(())
 }
 
-/// The signal-context part: record the signal, wake the forwarding thread.
-fn on_signal(number: i32) {
-    // SAFETY: errno is thread-local; reading and restoring it is what a handler must do.
-    let errno = unsafe { *libc::__errno_location() };
-    let _ = RECEIVED.compare_exchange(0, number, Ordering::SeqCst, Ordering::SeqCst);
-    let fd = WAKE_FD.load(Ordering::SeqCst);
-    if fd >= 0 {
-        let byte = number as u8;
-        // SAFETY: write(2) is async-signal-safe; `byte` outlives the call. A full pipe (EAGAIN)
-        // is fine: the thread already has a wake-up to read.
-        unsafe {
-            libc::write(fd, (&byte as *const u8).cast(), 1);
-        }
-    }
-    // SAFETY: as above.
-    unsafe {
-        *libc::__errno_location() = errno;
-    }
-}
-
-/// The forwarding thread: on every signal, SIGINT to each registered child (again on a second
-/// signal, for a child that ignored the first).
-fn forward(read_end: OwnedFd) {
-    let mut pipe = std::fs::File::from(read_end);
-    let mut byte = [0u8; 1];
-    while let Ok(1) = pipe.read(&mut byte) {
-        if let Ok(set) = children().lock() {
-            for pid in set.iter() {
-                // SAFETY: kill(2) with a pid we spawned; failure (already gone) is harmless.
-                unsafe {
-                    libc::kill(*pid, libc::SIGINT);
-                }
+/// SIGINT to each registered child, on every signal (again on a second one, for a child that
+/// ignored the first). A negative pid is a process group.
+fn forward() {
+    let Ok(set) = children().lock() else { return };
+    for &pid in set.iter() {
+        // Failure (the child is already gone) is harmless.
+        let _ = match pid.checked_abs().and_then(Pid::from_raw) {
+            Some(p) if pid < 0 => {
+                rustix::process::kill_process_group(p, rustix::process::Signal::INT)
             }
-        }
+            Some(p) => rustix::process::kill_process(p, rustix::process::Signal::INT),
+            None => continue,
+        };
     }
 }
 
 /// The first of SIGINT, SIGTERM and SIGHUP received, `None` while there was none.
 pub fn received() -> Option<Signal> {
-    Signal::from_number(RECEIVED.load(Ordering::SeqCst))
+    let latest = LATEST.load(Ordering::SeqCst);
+    if latest != 0 {
+        let _ = FIRST.compare_exchange(0, latest, Ordering::SeqCst, Ordering::SeqCst);
+    }
+    Signal::from_number(FIRST.load(Ordering::SeqCst) as i32)
 }
 
 /// True once SIGINT (Ctrl-C), SIGTERM or SIGHUP was received.

@@ -10,7 +10,8 @@
 //!   services, measure, write).
 //! - [`catalogue`]: workloads/catalogue.toml; [`results`]: the results document and its one
 //!   loader; [`error`]: usage errors naming the flag and the fix; [`study`]: study files and
-//!   the resolved study each results.json embeds (what `rerun` runs again).
+//!   the resolved study each results.json embeds (what `rerun` runs again); [`toml_input`]: the
+//!   key path and line of a fault in either.
 //! - [`runner`]: matrix, interleaving scheduler, process executor, sampler, rate sweeps;
 //!   [`stats`]: medians, intervals, tests; [`python`]: interpreters and environments;
 //!   [`envinfo`] and [`doctor`]: the machine.
@@ -24,6 +25,8 @@
 //!   `export::pyperf`: a pyperf suite;
 //!   [`cost`]: asyncio time per request.
 //! - [`interrupt`]: Ctrl-C stops workers and keeps what was measured.
+//! - [`procfs`]: every read of /proc (process stat, status, threads, children; /proc/stat),
+//!   beneath the runner and the services.
 
 pub mod affinity;
 pub mod analysis;
@@ -40,6 +43,7 @@ pub mod export;
 pub mod extras;
 pub mod format;
 pub mod interrupt;
+pub mod procfs;
 pub mod python;
 pub mod reference;
 pub mod results;
@@ -47,6 +51,7 @@ pub mod runner;
 pub mod services;
 pub mod stats;
 pub mod study;
+pub mod toml_input;
 
 use cli::Command;
 pub use cli::Opts;

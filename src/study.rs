@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::UsageError;
+use crate::toml_input::{self, Fault};
 
 /// The commented example study file, in the workloads folder.
 pub const EXAMPLE: &str = "workloads/studies/example.toml";
@@ -116,36 +117,7 @@ fn hint(key: &str) -> &'static str {
     }
 }
 
-/// The key written on the line holding byte `at` of `text` (`key = ...`), if any, with the
-/// table it is in (`[plans.cpu]` makes `plans.cpu.rounds`).
-fn key_at(text: &str, at: usize) -> Option<String> {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    let before = &text[..at];
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let line = text[line_start..].lines().next().unwrap_or("");
-    let key = line.split_once('=')?.0.trim().trim_matches('"');
-    if key.is_empty() || key.starts_with('[') || key.starts_with('#') {
-        return None;
-    }
-    let table = before[..line_start]
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('[') && !l.starts_with("[["))
-        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
-    Some(match table {
-        Some(t) if !t.is_empty() => format!("{t}.{key}"),
-        _ => key.to_string(),
-    })
-}
-
-/// One line per error: newlines folded, runs of spaces collapsed.
-pub fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+pub use crate::toml_input::one_line;
 
 /// A study file's error: `FILE: KEY: what; fix`, on one line.
 pub fn bad(source: &str, key: &str, what: &str, fix: &str) -> UsageError {
@@ -156,43 +128,24 @@ impl Study {
     /// Parses a study file's text; `source` names it in errors. Never panics: every input is a
     /// study or one line naming the file, the key and the fix.
     pub fn parse(text: &str, source: &str) -> Result<Study, UsageError> {
-        let study: Study = toml::from_str(text).map_err(|e| {
-            let at = e.span().map(|s| s.start);
-            let line = at.map(|a| text.get(..a).unwrap_or("").matches('\n').count() + 1);
-            let key = at.and_then(|a| key_at(text, a));
-            let message = e.message().to_string();
-            // An unknown key's name is in the message; a value of the wrong type is named by
-            // the key on its line; anything else is TOML syntax, where that key may be wrong.
-            let unknown = message.starts_with("unknown field");
-            let typed = [
-                "invalid type",
-                "invalid value",
-                "invalid length",
-                "data did not match",
-            ]
-            .iter()
-            .any(|p| message.starts_with(p));
-            // The hint of the key itself (`plans.cpu.rounds`: rounds), else of its table.
-            let parts: Vec<&str> = key.as_deref().unwrap_or("").split('.').collect();
-            let top = parts
-                .iter()
-                .rev()
-                .chain(parts.first())
-                .find(|p| !hint(p).starts_with("see "))
-                .map(|p| p.to_string());
-            let fix = if unknown {
-                "remove it or fix its spelling (see workloads/studies/example.toml)"
-            } else if typed {
-                hint(top.as_deref().unwrap_or(""))
-            } else {
-                "fix the TOML syntax there (see workloads/studies/example.toml)"
+        let study: Study = toml_input::parse(text).map_err(|e| {
+            // The hint of the key itself (`plans.cpu.rounds`: rounds), else of a table it is in.
+            let key = e.keys.iter().rev().find(|k| !hint(k).starts_with("see "));
+            let fix = match e.kind {
+                Fault::UnknownKey => {
+                    "remove it or fix its spelling (see workloads/studies/example.toml)"
+                }
+                Fault::Value | Fault::MissingKey => hint(key.map_or("", String::as_str)),
+                Fault::Syntax => "fix the TOML syntax there (see workloads/studies/example.toml)",
             };
-            let place = match (line, key) {
-                (Some(l), Some(k)) if typed => format!("line {l}: {k}"),
-                (Some(l), _) => format!("line {l}"),
-                (None, _) => "not a study file".to_string(),
+            let place = match e.line {
+                None if e.kind == Fault::Syntax => "not a study file".to_string(),
+                _ => e.place(),
             };
-            UsageError::Study(one_line(&format!("{source}: {place}: {message}; {fix}")))
+            UsageError::Study(one_line(&format!(
+                "{source}: {place}: {}; {fix}",
+                e.message
+            )))
         })?;
         study.check(source)?;
         Ok(study)
@@ -329,9 +282,17 @@ mod tests {
     fn errors_name_the_file_and_the_key() {
         for (text, want) in [
             ("rounds = \"two\"", "rounds"),
-            ("roundz = 2", "roundz"),
+            ("roundz = 2", "line 1: roundz: unknown field"),
             ("scenarios = \"io_http\"", "scenarios"),
-            ("[plans.cpu]\nrounds = -1", "plans.cpu.rounds"),
+            (
+                "[plans.cpu]\nrounds = -1",
+                "line 2: plans.cpu.rounds: invalid value",
+            ),
+            (
+                "[plans.cpu]\nroundz = 1",
+                "line 2: plans.cpu.roundz: unknown field",
+            ),
+            ("cpus = [0, \"a\"]", "line 1: cpus[1]: invalid type"),
             ("rates = \"fast\"", "rates"),
             ("[params]\nn = { a = 1 }", "params.n"),
             ("max_foreign_cores = nan", "max_foreign_cores"),
@@ -343,17 +304,5 @@ mod tests {
             assert!(e.contains(want), "{text}: {e}");
             assert!(!e.contains('\n'), "{text}: {e}");
         }
-    }
-
-    #[test]
-    fn key_at_survives_any_offset() {
-        let text = "a = 1\n[t]\nb = é\n";
-        for at in 0..text.len() + 3 {
-            let _ = key_at(text, at);
-        }
-        assert_eq!(
-            key_at(text, text.find('é').unwrap() + 1).as_deref(),
-            Some("t.b")
-        );
     }
 }

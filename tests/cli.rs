@@ -73,7 +73,10 @@ fn malformed_catalogue_is_named() {
     let d = dir.path().to_str().unwrap();
     one_line_error(
         &["list", "--workloads", d],
-        &["catalogue.toml", "malformed catalogue"],
+        &[
+            "catalogue.toml",
+            "malformed catalogue: line 2: scenario[0].name",
+        ],
     );
     one_line_error(&["list", "--workloads", "/nonexistent"], &["--workloads"]);
 }

@@ -131,7 +131,7 @@ fn bad_study_files_get_one_line_with_the_file_and_key() {
         (
             "unknown.toml",
             "scenarios = [\"cpu\"]\nround = 2\n",
-            "round",
+            "line 2: round: unknown field",
         ),
         (
             "type.toml",

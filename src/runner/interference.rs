@@ -8,11 +8,12 @@
 //! /proc/stat counts in clock ticks (10 ms), per-process times too, so a run's foreign CPU is
 //! only called interference above [`FOREIGN_FLOOR_S`] whatever its share of the run. sysinfo
 //! reports the same counters as percentages since its last refresh, without steal or
-//! per-process involuntary switches, so /proc is read directly here.
+//! per-process involuntary switches, so /proc is read directly (through `crate::procfs`).
 
 use std::time::Instant;
 
 use super::sampler;
+use crate::procfs;
 use crate::results::Interference;
 
 /// Foreign CPU below this many seconds never makes a run contaminated: twice the most a run
@@ -52,40 +53,20 @@ struct SystemTicks {
 }
 
 fn system_ticks() -> SystemTicks {
-    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let Some(line) = text.lines().find(|l| l.starts_with("cpu ")) else {
-        return SystemTicks::default();
-    };
-    let f: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .map(|v| v.parse().unwrap_or(0))
-        .collect();
-    let get = |i: usize| f.get(i).copied().unwrap_or(0);
-    // user nice system idle iowait irq softirq steal guest guest_nice (guest is in user).
+    let t = procfs::CpuTicks::read().unwrap_or_default();
     SystemTicks {
-        busy: get(0) + get(1) + get(2),
-        steal: get(7),
+        busy: t.user + t.nice + t.system,
+        steal: t.steal,
     }
 }
 
 /// Involuntary context switches of every thread of every process of the tree.
 fn involuntary_switches(root: i32) -> u64 {
-    let mut total = 0;
-    for pid in sampler::tree(root) {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            continue;
-        };
-        for t in tasks.flatten() {
-            let text = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
-            total += text
-                .lines()
-                .find_map(|l| l.strip_prefix("nonvoluntary_ctxt_switches:"))
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    total
+    procfs::tree(root)
+        .into_iter()
+        .flat_map(|pid| procfs::tasks(pid).into_iter().map(move |tid| (pid, tid)))
+        .filter_map(|(pid, tid)| procfs::task_status(pid, tid, "nonvoluntary_ctxt_switches"))
+        .sum()
 }
 
 /// One random cycle through every index (Sattolo's shuffle), built once per process.
@@ -153,7 +134,7 @@ pub fn idle_window(window: std::time::Duration) -> IdleWindow {
     }
     let after = (system_ticks(), lab_cpu_s(&[]));
     let wall = start.elapsed().as_secs_f64().max(1e-9);
-    let tick = sampler::clk_tck();
+    let tick = procfs::clk_tck();
     let busy = after.0.busy.saturating_sub(before.0.busy) as f64 / tick;
     let steal = after.0.steal.saturating_sub(before.0.steal) as f64 / tick;
     IdleWindow {
@@ -166,8 +147,7 @@ pub fn idle_window(window: std::time::Duration) -> IdleWindow {
 /// CPU seconds of the kernel's own threads (the children of kthreadd, pid 2), or 0 where
 /// kthreadd is not visible (a pid namespace).
 fn kernel_threads_cpu_s() -> f64 {
-    let kthreadd = std::fs::read_to_string("/proc/2/comm").is_ok_and(|c| c.trim() == "kthreadd");
-    if !kthreadd {
+    if procfs::comm(2).as_deref() != Some("kthreadd") {
         return 0.0;
     }
     // Short slices, like PostgreSQL's backends: the scheduler's runtime, not utime + stime.
@@ -221,7 +201,7 @@ impl Window {
         let lab = lab_cpu_s(services) - self.lab_cpu_s;
         let kernel_cpu_s = (kernel_threads_cpu_s() - self.kernel_cpu_s).max(0.0);
         let switches = involuntary_switches(worker).saturating_sub(self.switches);
-        let tick = sampler::clk_tck();
+        let tick = procfs::clk_tck();
         let busy_s = system.busy.saturating_sub(self.system.busy) as f64 / tick;
         let steal_s = system.steal.saturating_sub(self.system.steal) as f64 / tick;
         let foreign_cpu_s = (busy_s - worker_cpu_s - lab - kernel_cpu_s).max(0.0);

@@ -376,7 +376,7 @@ impl Executor for ProcessExecutor {
         sampler::reset_peaks(pid);
         let baseline_rss_kib = sampler::tree_rss_kib(pid);
         let baseline_pss_kib = sampler::tree_pss_kib(pid);
-        let processes_at_ready = sampler::tree(pid).len();
+        let processes_at_ready = crate::procfs::tree(pid).len();
         let window = super::interference::Window::open(pid, &self.service_pids);
         let cpu_before = sampler::tree_cpu_s(pid);
         let requests_before = self.http_requests.as_ref().map(|f| f());

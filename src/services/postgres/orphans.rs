@@ -15,6 +15,8 @@ use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::procfs::{self, PidStat};
+
 /// How every local cluster's directory name starts (`asynclab-pg-XXXXXX`).
 pub const DIR_PREFIX: &str = "asynclab-pg-";
 /// The file in a cluster directory naming the process that owns it.
@@ -40,23 +42,23 @@ impl Owner {
     /// This process.
     pub fn current() -> io::Result<Owner> {
         let pid = std::process::id() as i32;
-        let stat = ProcStat::read(pid)
+        let stat = PidStat::read(pid)
             .ok_or_else(|| io::Error::other(format!("cannot read /proc/{pid}/stat")))?;
         Ok(Owner {
             pid,
             start_time: stat.start_time,
-            boot_id: boot_id(),
-            pid_ns: pid_namespace(),
+            boot_id: procfs::boot_id(),
+            pid_ns: procfs::pid_namespace(),
         })
     }
 
     /// True while the recorded process runs: same boot, a process with that pid, started at the
     /// recorded time, and not a zombie. Only meaningful for an owner in our pid namespace.
     pub fn is_alive(&self) -> bool {
-        if self.boot_id != boot_id() {
+        if self.boot_id != procfs::boot_id() {
             return false;
         }
-        match ProcStat::read(self.pid) {
+        match PidStat::read(self.pid) {
             Some(stat) => stat.start_time == self.start_time && !stat.is_dead(),
             None => false,
         }
@@ -102,49 +104,9 @@ impl Owner {
     }
 }
 
-/// The fields of `/proc/PID/stat` this module needs.
-struct ProcStat {
-    state: char,
-    start_time: u64,
-}
-
-impl ProcStat {
-    fn read(pid: i32) -> Option<ProcStat> {
-        Self::parse(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
-    }
-
-    fn parse(text: &str) -> Option<ProcStat> {
-        // `pid (comm) state ...`: comm may hold spaces and parentheses, so split at the last ')'.
-        let (_, rest) = text.rsplit_once(')')?;
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        // `rest` starts at field 3 (state); start time is field 22.
-        Some(ProcStat {
-            state: fields.first()?.chars().next()?,
-            start_time: fields.get(22 - 3)?.parse().ok()?,
-        })
-    }
-
-    /// A zombie (exited, not reaped) or a dying task is not running.
-    fn is_dead(&self) -> bool {
-        matches!(self.state, 'Z' | 'X' | 'x')
-    }
-}
-
 /// True while `pid` exists and is not a zombie.
 fn running(pid: i32) -> bool {
-    ProcStat::read(pid).is_some_and(|s| !s.is_dead())
-}
-
-fn boot_id() -> String {
-    fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
-fn pid_namespace() -> String {
-    fs::read_link("/proc/self/ns/pid")
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    PidStat::read(pid).is_some_and(|s| !s.is_dead())
 }
 
 /// What [`remove_orphans`] found in one directory.
@@ -234,7 +196,7 @@ fn judge(dir: &Path, uids: &[u32], stop_timeout: Duration) -> Option<Found> {
         return None;
     }
     let owner = Owner::read_from(dir)?;
-    if owner.pid_ns != pid_namespace() || owner.is_alive() {
+    if owner.pid_ns != procfs::pid_namespace() || owner.is_alive() {
         return None;
     }
     let kept = |reason: String| {
@@ -284,7 +246,7 @@ fn stop_postmaster(data: &Path, timeout: Duration) -> Result<Option<i32>, String
         return Ok(None);
     }
     // The pid may have been reused since: it is our postmaster only if it runs in `data`.
-    let cwd = match fs::read_link(format!("/proc/{pid}/cwd")) {
+    let cwd = match procfs::cwd(pid) {
         Ok(cwd) => cwd,
         // A process on its way out (killed with its owner) has no cwd any more: give it a
         // moment to finish dying before calling it a stranger.
@@ -362,18 +324,5 @@ mod tests {
             ..me
         };
         assert!(!other_boot.is_alive());
-    }
-
-    #[test]
-    fn stat_parsing_survives_odd_command_names() {
-        let me = ProcStat::read(std::process::id() as i32).unwrap();
-        assert!(!me.is_dead());
-        assert!(ProcStat::read(i32::MAX).is_none());
-        // A command name may hold ") " and digits: only the last ')' ends it.
-        let line = "4242 (evil) 1 2 3) Z 1 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 \
-                    987654 1000 10 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0\n";
-        let stat = ProcStat::parse(line).unwrap();
-        assert_eq!((stat.state, stat.start_time), ('Z', 987654));
-        assert!(stat.is_dead());
     }
 }
