@@ -10,8 +10,15 @@ TOOL_PINS := uv==0.13.9 ruff==0.17.6
 
 .PHONY: build tools envs run-all test test-rust test-py test-db test-docker test-netem lint bench charts clean-envs rsloop docker-image docker-up docker-down
 
+# `cargo test` builds the lab with the dev-dependencies' features unified into its own (resolver
+# 2), so a plain `cargo build --release` and `cargo test --release` each compile the lab and the
+# crates whose features differ. Made for the tests, the build takes every target: the same
+# artifacts `cargo test --release` uses, compiled once.
+BUILD_FLAGS :=
+test test-rust test-py test-db test-docker test-netem: BUILD_FLAGS := --all-targets
+
 build:
-	$(CARGO) build --release --locked
+	$(CARGO) build --release --locked $(BUILD_FLAGS)
 
 # uv (fast environment builds) and ruff, in a private tools environment.
 $(UV):
