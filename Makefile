@@ -8,10 +8,17 @@ UV      := $(TOOLS)/bin/uv
 RUFF    := $(TOOLS)/bin/ruff
 TOOL_PINS := uv==0.13.9 ruff==0.17.6
 
-.PHONY: build tools envs run-all test test-rust test-py test-db lint snapshots bench charts clean-envs rsloop docker-image docker-up docker-down
+.PHONY: build tools envs run-all test test-rust test-py test-db test-docker test-netem lint snapshots bench charts clean-envs rsloop docker-image docker-up docker-down
+
+# `cargo test` builds the lab with the dev-dependencies' features unified into its own (resolver
+# 2), so a plain `cargo build --release` and `cargo test --release` each compile the lab and the
+# crates whose features differ. Made for the tests, the build takes every target: the same
+# artifacts `cargo test --release` uses, compiled once.
+BUILD_FLAGS :=
+test test-rust test-py test-db test-docker test-netem: BUILD_FLAGS := --all-targets
 
 build:
-	$(CARGO) build --release --locked
+	$(CARGO) build --release --locked $(BUILD_FLAGS)
 
 # uv (fast environment builds) and ruff, in a private tools environment.
 $(UV):
@@ -33,13 +40,22 @@ lint: tools
 	$(RUFF) check workloads scripts
 	$(RUFF) format --check workloads scripts
 
+# Tests that need what not every machine has are #[ignore]d: `cargo test` lists each as ignored
+# with its reason, which names the target below that runs it. Run there, a missing need fails
+# the test. Ignored tests named helper_* are child processes of other tests, never run alone.
 test-rust: envs
 	$(CARGO) test --release --locked
+
+test-docker: docker-image
+	$(CARGO) test --release --locked --test postgres_container -- --ignored --skip helper_
+
+test-netem: envs
+	$(CARGO) test --release --locked --test netem_crosscheck -- --ignored
 
 DB_PYTESTS := workloads/tests/test_db.py workloads/tests/test_greenlet_trap.py workloads/tests/test_latency_tail.py
 
 test-py: envs
-	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q workloads/tests $(addprefix --ignore=,$(DB_PYTESTS))
+	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q -rs workloads/tests $(addprefix --ignore=,$(DB_PYTESTS))
 
 # The database scenarios and their correctness checks against a real PostgreSQL (correctness,
 # not speed: --max-foreign-cores 100 keeps interference from making a cell inconclusive here;
@@ -47,7 +63,7 @@ test-py: envs
 # DATABASE_URL when set, else an ephemeral local cluster the lab makes and removes.
 test-db: envs
 	$(BIN) run --scenario db,latency_tail,greenlet_trap --quick --strict --max-foreign-cores 100 --python $(PYTHONS) --out results/test-db-$$(date +%Y%m%d-%H%M%S)
-	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q $(DB_PYTESTS)
+	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q -rs $(DB_PYTESTS)
 
 test: lint test-rust test-py test-db
 

@@ -2,8 +2,11 @@
 //!
 //! The image is `asynclab/postgres:15-debian`, built (or found up to date) by
 //! `compose/build-image.sh` before the first container test, so no registry is needed. Tests
-//! that need an engine are skipped with a one-line reason only where none is reachable; the
-//! no-engine behaviour is tested everywhere, in a child process with a dead `DOCKER_HOST`.
+//! that need an engine are `#[ignore]`d with [`NEEDS_ENGINE`] as the reason, so `cargo test`
+//! lists them as skipped; `make test-docker` (which `.ci/run` runs where an engine answers)
+//! runs them with `--ignored`, and there a missing engine fails them. The no-engine behaviour is
+//! tested everywhere, in a child process with a dead `DOCKER_HOST`. Ignored tests named
+//! `helper_*` are such child processes, run by the test that names them.
 
 mod common;
 
@@ -16,11 +19,15 @@ use asynclab::services::postgres::seed::{AUTHORS_ROWS, BOOKS_ROWS, ITEMS_ROWS};
 use asynclab::services::postgres::{server_settings, PgBackend, Postgres, SeedOutcome};
 use common::{root, test_workloads_args};
 
-/// True when an engine answers and the local image is built; prints the skip reason otherwise.
-fn engine_with_image() -> bool {
+/// Why the container tests are ignored in a plain `cargo test`.
+const NEEDS_ENGINE: &str =
+    "needs a Docker engine with asynclab/postgres:15-debian: make test-docker runs it";
+
+/// Builds the local image (or finds it up to date); panics when no engine answers, since
+/// these tests run only when asked to (`--ignored`).
+fn require_engine_with_image() {
     if let Err(e) = Engine::connect() {
-        eprintln!("skipped: {e}");
-        return false;
+        panic!("{NEEDS_ENGINE}, and none answers: {e:#}");
     }
     static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
     let built = BUILT.get_or_init(|| {
@@ -42,7 +49,6 @@ fn engine_with_image() -> bool {
     if let Err(log) = built {
         panic!("an engine is reachable but compose/build-image.sh failed:\n{log}");
     }
-    true
 }
 
 /// `docker ARGS...` stdout, trimmed; panics with stderr on failure.
@@ -111,10 +117,9 @@ fn concurrent_connections(url: &str, n: usize) -> usize {
 }
 
 #[test]
+#[ignore = "needs a Docker engine with asynclab/postgres:15-debian: make test-docker runs it"]
 fn container_comes_up_seeded_on_loopback_and_is_removed_with_its_volume() {
-    if !engine_with_image() {
-        return;
-    }
+    require_engine_with_image();
     let started = Instant::now();
     let pg = Postgres::provide_with(PgBackend::Container, LOCAL_IMAGE).expect("container");
     eprintln!(
@@ -225,48 +230,90 @@ fn pg_probe_run(out: &std::path::Path) -> Command {
     cmd
 }
 
-#[test]
-fn a_run_with_the_container_leaves_nothing_behind() {
-    if !engine_with_image() {
-        return;
+/// A driver a test started. Dropped (a failed assertion too), it is killed if still running
+/// and every container labelled with its pid is removed with its volumes, so a failing test
+/// leaves nothing behind.
+struct Driver {
+    child: std::process::Child,
+    pid: String,
+}
+
+impl Driver {
+    fn spawn(mut cmd: Command) -> Driver {
+        let child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id().to_string();
+        Driver { child, pid }
     }
+
+    /// The rest of its stderr, once it has exited.
+    fn stderr(&mut self) -> String {
+        let mut text = String::new();
+        std::io::Read::read_to_string(self.child.stderr.as_mut().unwrap(), &mut text).unwrap();
+        text
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        let label = format!("label={LABEL_PID}={}", self.pid);
+        let Ok(out) = Command::new("docker")
+            .args(["ps", "-aq", "--filter", &label])
+            .output()
+        else {
+            return;
+        };
+        let ids = String::from_utf8_lossy(&out.stdout);
+        let ids: Vec<&str> = ids.split_whitespace().collect();
+        if !ids.is_empty() {
+            let _ = Command::new("docker")
+                .args(["rm", "-f", "-v"])
+                .args(&ids)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a Docker engine with asynclab/postgres:15-debian: make test-docker runs it"]
+fn a_run_with_the_container_leaves_nothing_behind() {
+    require_engine_with_image();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
-    let child = pg_probe_run(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id().to_string();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let mut driver = Driver::spawn(pg_probe_run(&dir));
+    let stderr = driver.stderr();
+    let status = driver.child.wait().unwrap();
+    assert!(status.success(), "{stderr}");
     let results = common::results(&dir);
     let described = results["env"]["postgres"].as_str().unwrap_or_default();
     assert!(
         described.starts_with(&format!("postgres: container {LOCAL_IMAGE}")),
         "{described}"
     );
-    assert_eq!(containers_labelled(LABEL_PID, &pid), "", "{stderr}");
+    assert_eq!(containers_labelled(LABEL_PID, &driver.pid), "", "{stderr}");
 }
 
 #[test]
+#[ignore = "needs a Docker engine with asynclab/postgres:15-debian: make test-docker runs it"]
 fn ctrl_c_while_the_container_starts_removes_it() {
-    if !engine_with_image() {
-        return;
-    }
+    require_engine_with_image();
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = pg_probe_run(&tmp.path().join("run"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id().to_string();
+    let mut driver = Driver::spawn(pg_probe_run(&tmp.path().join("run")));
+    let pid = driver.pid.clone();
     // The Python environment may be built first; then the container is created.
     let deadline = Instant::now() + Duration::from_secs(300);
     while containers_labelled(LABEL_PID, &pid).is_empty() {
         assert!(
-            child.try_wait().unwrap().is_none(),
+            driver.child.try_wait().unwrap().is_none(),
             "the run ended before its container appeared"
         );
         assert!(Instant::now() < deadline, "no container appeared");
@@ -275,10 +322,10 @@ fn ctrl_c_while_the_container_starts_removes_it() {
     let sent = Instant::now();
     // SAFETY: signalling the child we spawned, as a terminal's Ctrl-C would.
     unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(driver.child.id() as i32, libc::SIGINT);
     }
     let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
+        if let Some(s) = driver.child.try_wait().unwrap() {
             break s;
         }
         assert!(
@@ -288,8 +335,7 @@ fn ctrl_c_while_the_container_starts_removes_it() {
         std::thread::sleep(Duration::from_millis(20));
     };
     eprintln!("stopped {:.2} s after Ctrl-C", sent.elapsed().as_secs_f64());
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let stderr = driver.stderr();
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     assert_eq!(containers_labelled(LABEL_PID, &pid), "", "{stderr}");
@@ -297,8 +343,8 @@ fn ctrl_c_while_the_container_starts_removes_it() {
 
 /// Child half of [`no_engine_fails_fast_and_auto_falls_back_to_local`]: needs a dead DOCKER_HOST.
 #[test]
-#[ignore = "run by no_engine_fails_fast_and_auto_falls_back_to_local with DOCKER_HOST set"]
-fn no_engine_child() {
+#[ignore = "helper: run by no_engine_fails_fast_and_auto_falls_back_to_local with DOCKER_HOST set"]
+fn helper_no_engine() {
     assert_eq!(
         std::env::var("DOCKER_HOST").as_deref(),
         Ok("unix:///nonexistent.sock")
@@ -336,7 +382,7 @@ fn no_engine_fails_fast_and_auto_falls_back_to_local() {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "no_engine_child",
+            "helper_no_engine",
             "--include-ignored",
             "--nocapture",
             "--test-threads=1",

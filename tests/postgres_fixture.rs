@@ -2,6 +2,8 @@
 //!
 //! Each test starts its own cluster (own temp dir, own free port), so they run in parallel.
 //! One test also kills a helper copy of this binary with SIGKILL, to leave a cluster dir behind.
+//! Ignored tests named `helper_*` are such child processes, run by the test that names them;
+//! run on their own they fail, since what their parent sets up is missing.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -188,12 +190,15 @@ fn external_invalid_url_is_one_line() {
     assert!(!msg.contains('\n'), "{msg}");
 }
 
+/// Child half of [`external_without_database_url_names_it`]: runs with `DATABASE_URL` removed
+/// from its environment (tests must not mutate their own).
 #[test]
-fn external_without_database_url_names_it() {
-    // Only checkable when the environment does not set it (tests must not mutate the env).
-    if std::env::var_os("DATABASE_URL").is_some() {
-        return;
-    }
+#[ignore = "helper: run by external_without_database_url_names_it without DATABASE_URL"]
+fn helper_external_without_database_url() {
+    assert!(
+        std::env::var_os("DATABASE_URL").is_none(),
+        "run this through external_without_database_url_names_it, which removes DATABASE_URL"
+    );
     let err = Postgres::provide(PgBackend::External).expect_err("DATABASE_URL unset");
     let msg = format!("{err:#}");
     assert!(
@@ -203,17 +208,39 @@ fn external_without_database_url_names_it() {
     assert!(!msg.contains('\n'), "{msg}");
 }
 
-/// Env var that makes [`helper_owns_a_cluster_until_killed`] run (it is `#[ignore]`d otherwise).
+#[test]
+fn external_without_database_url_names_it() {
+    // In a child process without DATABASE_URL, so it runs whether or not this one has it.
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "helper_external_without_database_url",
+            "--ignored",
+            "--test-threads=1",
+        ])
+        .env_remove("DATABASE_URL")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Env var the parent sets for [`helper_owns_a_cluster_until_killed`] (which fails without it).
 const HELPER_ENV: &str = "ASYNCLAB_TEST_CLUSTER_HELPER";
 
 /// Not a test: the child [`orphaned_cluster_dirs_are_removed_by_the_next_start`] kills. Starts a
 /// cluster, prints its directory and waits to be killed with SIGKILL (so no Drop guard runs).
 #[test]
-#[ignore = "a helper process for orphaned_cluster_dirs_are_removed_by_the_next_start"]
+#[ignore = "helper: run by orphaned_cluster_dirs_are_removed_by_the_next_start, which kills it"]
 fn helper_owns_a_cluster_until_killed() {
-    if std::env::var_os(HELPER_ENV).is_none() {
-        return;
-    }
+    assert!(
+        std::env::var_os(HELPER_ENV).is_some(),
+        "run this through orphaned_cluster_dirs_are_removed_by_the_next_start, which sets {HELPER_ENV}"
+    );
     let cluster = LocalCluster::start().expect("helper's cluster");
     println!("cluster-dir {}", cluster.dir().display());
     std::io::Write::flush(&mut std::io::stdout()).unwrap();

@@ -15,6 +15,10 @@ import harness
 pytest_plugins = ["pg_server"]
 
 QUERIES = 500
+# The server's connection count is checked only on the fixture's own cluster. On DATABASE_URL's
+# server other clients' connections would be counted too, so the tests that count report a
+# skip with this reason once every other check of theirs has passed.
+SHARED_SERVER = "connections not counted: DATABASE_URL is a server other clients may use"
 EXPECTED_CHECKSUM = sum(dbutil.item_value(dbutil.item_id(i)) for i in range(QUERIES))
 
 
@@ -88,8 +92,9 @@ def test_variants_fetch_the_same_rows(harness_run, database_url, private_cluster
     assert res["extra"]["rows"] == QUERIES
     assert res["extra"]["checksum"] == EXPECTED_CHECKSUM
     assert res["extra"]["workers"] == 10 and res["extra"]["connections"] == 10
-    if private_cluster:
-        assert watcher.peak == 10, f"{variant} held {watcher.peak} connections, not 10"
+    if not private_cluster:
+        pytest.skip(SHARED_SERVER)
+    assert watcher.peak == 10, f"{variant} held {watcher.peak} connections, not 10"
 
 
 @pytest.mark.parametrize("variant", ["psycopg2_threads", "sqlalchemy_async", "multiprocessing"])
@@ -98,8 +103,9 @@ def test_fewer_connections_than_workers(harness_run, database_url, private_clust
         res = run_db(harness_run, database_url, variant, concurrency=8, pool_size=3)
     assert res["errors"] == 0 and res["ops"] == QUERIES
     assert res["extra"]["checksum"] == EXPECTED_CHECKSUM and res["extra"]["connections"] == 3
-    if private_cluster:
-        assert watcher.peak == 3
+    if not private_cluster:
+        pytest.skip(SHARED_SERVER)
+    assert watcher.peak == 3
 
 
 @pytest.mark.parametrize("variant", list(db.VARIANTS))
