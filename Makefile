@@ -70,7 +70,7 @@ test: lint test-rust test-py test-db
 # Accept the current outputs as the snapshot tests' snapshots (src/export/snapshots/), after a
 # change of wording or figures; `git diff` shows what changed (docs/testing.md).
 snapshots:
-	INSTA_UPDATE=always $(CARGO) test --locked --lib export::tests
+	INSTA_UPDATE=always $(CARGO) test --locked --lib -- export::tests compare::tests
 
 bench: build
 	$(BIN) self-check

@@ -699,6 +699,56 @@ mod tests {
         assert!(checked >= 3, "pairs compared: {checked}");
     }
 
+    // Snapshots of the gate's outputs, on the snapshot tests' document (docs/testing.md).
+
+    /// `asynclab compare run new`: the document against a copy in which threads took 25% longer
+    /// on io_http (a regression) and create_task_await 20% longer per operation (too few rounds to
+    /// tell), on a later commit.
+    fn compared() -> Report {
+        let base = crate::results::snapshot_fixture();
+        let mut new = base.clone();
+        new.env.git_commit = "89abcdef0123456789abcdef0123456789abcdef".into();
+        for c in &mut new.cells {
+            for r in &mut c.runs {
+                if c.scenario == "io_http" && c.variant == "threads" {
+                    r.wall_s *= 1.25;
+                    r.throughput_per_s = r.ops as f64 / r.wall_s;
+                }
+                let op = r
+                    .extra
+                    .ops
+                    .as_mut()
+                    .and_then(|o| o.get_mut("create_task_await"));
+                if let Some(ns) = op.and_then(|f| f.ns_per_op_median.as_mut()) {
+                    *ns *= 1.2;
+                }
+            }
+        }
+        crate::analysis::summary::derive(&mut new);
+        let gate = Gate {
+            metric: Metric::Throughput,
+            threshold_pct: 10.0,
+            alpha: 0.05,
+        };
+        compare_runs(&base, &new, gate, ("run", "new")).unwrap()
+    }
+
+    #[test]
+    fn compare_text() {
+        insta::assert_snapshot!(render(&compared()));
+    }
+
+    #[test]
+    fn compare_markdown() {
+        insta::assert_snapshot!(formats::markdown(&compared()));
+    }
+
+    #[test]
+    fn compare_json() {
+        let json = formats::json(&compared());
+        insta::assert_snapshot!(serde_json::to_string_pretty(&json).unwrap());
+    }
+
     #[test]
     fn versions_match_by_components() {
         assert!(version_matches("3.10.13", "3.10"));

@@ -1,8 +1,8 @@
 //! Snapshot tests of every output (hyperfine's `export/tests.rs` idea, with insta): the
 //! hand-made document `tests/data/results/snapshot.json` rendered as summary.md, report.html,
 //! results.csv, the decision record (`asynclab adr`), the pyperf suite (`asynclab export
-//! pyperf`), each chart's SVG and `asynclab compare`'s text, Markdown and JSON, each held
-//! against its file in `snapshots/`. No process, browser or database: the renderers only.
+//! pyperf`) and each chart's SVG, each held against its file in `snapshots/` (`asynclab
+//! compare`'s text, Markdown and JSON are snapshotted beside it, in `compare`'s own tests). No process, browser or database: the renderers only.
 //! A change of wording or figure shows as a snapshot diff to review; docs/testing.md says how
 //! to accept one. The outputs carry no clock or path of their own: the time, commit and
 //! machine they print come from the document, and the paths (chart links, compared runs) are
@@ -13,7 +13,6 @@ use super::markup::Markdown;
 use super::{pyperf, CsvExporter, Exporter, HtmlExporter, MarkdownExporter, Outputs};
 use crate::analysis;
 use crate::chart;
-use crate::compare::{self, Gate, Metric};
 use crate::results::snapshot_fixture;
 
 /// One report format's output for the document.
@@ -102,52 +101,4 @@ fn the_latency_chart_pools_the_runs_the_table_does() {
         .find(|t| t.contains(&format!(">{} ", cell.variant)) && t.contains("(n="))
         .expect("the cell's curve in the legend");
     assert!(label.contains(&format!("(n={table_n})")), "{label}");
-}
-
-/// `asynclab compare run new`: the document against a copy in which threads took 25% longer
-/// on io_http (a regression) and create_task_await 20% longer per operation (too few rounds to
-/// tell), on a later commit.
-fn compared() -> compare::Report {
-    let base = snapshot_fixture();
-    let mut new = base.clone();
-    new.env.git_commit = "89abcdef0123456789abcdef0123456789abcdef".into();
-    for c in &mut new.cells {
-        for r in &mut c.runs {
-            if c.scenario == "io_http" && c.variant == "threads" {
-                r.wall_s *= 1.25;
-                r.throughput_per_s = r.ops as f64 / r.wall_s;
-            }
-            let op = r
-                .extra
-                .ops
-                .as_mut()
-                .and_then(|o| o.get_mut("create_task_await"));
-            if let Some(ns) = op.and_then(|f| f.ns_per_op_median.as_mut()) {
-                *ns *= 1.2;
-            }
-        }
-    }
-    analysis::summary::derive(&mut new);
-    let gate = Gate {
-        metric: Metric::Throughput,
-        threshold_pct: 10.0,
-        alpha: 0.05,
-    };
-    compare::compare_runs(&base, &new, gate, ("run", "new")).unwrap()
-}
-
-#[test]
-fn compare_text() {
-    insta::assert_snapshot!(compare::render(&compared()));
-}
-
-#[test]
-fn compare_markdown() {
-    insta::assert_snapshot!(compare::formats::markdown(&compared()));
-}
-
-#[test]
-fn compare_json() {
-    let json = compare::formats::json(&compared());
-    insta::assert_snapshot!(serde_json::to_string_pretty(&json).unwrap());
 }
