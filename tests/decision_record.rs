@@ -14,7 +14,6 @@ use asynclab::analysis::{
     self, comparison::Verdict, decision::Decision, scenario::cell_interference,
 };
 use asynclab::format::num;
-use asynclab::results::Results;
 use common::*;
 use serde_json::Value;
 
@@ -80,7 +79,8 @@ fn interval(d: &Decision) -> String {
 /// Checks the record of `dir` against the analysis of its results.json; the number of
 /// (contaminated-cell, inconclusive-cell) caveats found.
 fn check_against_model(dir: &Path, md: &str) -> (usize, usize) {
-    let results = Results::load(dir).unwrap();
+    // As `asynclab adr` reads it: the figures derived again from the runs.
+    let results = analysis::summary::load(dir).unwrap();
     let report = analysis::analyze(&results);
     for title in [
         "Status",
@@ -254,11 +254,8 @@ fn contaminated_and_inconclusive_cells_are_caveats() {
             marked += 1;
         }
     }
-    let s = &mut cell["summary"];
-    let before = s["contaminated_runs"].as_u64().unwrap_or(0);
-    s["contaminated_runs"] = (before + marked).into();
-    let busy = s["rounds_without_clean_run"].as_u64().unwrap_or(0);
-    s["rounds_without_clean_run"] = (busy + 1).into();
+    assert!(marked > 0);
+    // The summary is left as it was: the lab derives it from the runs when it reads them.
     doc["env"]["warnings"]
         .as_array_mut()
         .unwrap()
