@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::UsageError;
 use crate::toml_input::{self, Fault};
@@ -139,8 +139,8 @@ pub struct Scenario {
     pub correctness: bool,
     /// How the decision table ranks variants: `throughput` (higher is better), `memory`
     /// (peak RSS delta, lower is better) or `none` (left out).
-    #[serde(default = "default_decide_by")]
-    pub decide_by: String,
+    #[serde(default)]
+    pub decide_by: DecideBy,
     /// Keys of the workers' `extra` that every variant must report equal (same rows, same
     /// checksum): a variant that computes something else is caught, not ranked.
     #[serde(default)]
@@ -167,8 +167,28 @@ pub fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn default_decide_by() -> String {
-    "throughput".into()
+/// How the decision table ranks a scenario's variants (its catalogue's `decide_by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DecideBy {
+    /// By throughput, higher is better.
+    #[default]
+    Throughput,
+    /// By peak RSS delta, lower is better.
+    Memory,
+    /// The variants are not alternatives: not ranked, no ratio to a baseline.
+    None,
+    /// Not recorded (`""`): results documents written before the field was. Compared with
+    /// the baseline, not ranked; a catalogue cannot ask for it.
+    #[serde(rename = "")]
+    Unrecorded,
+}
+
+impl DecideBy {
+    /// Whether the decision table ranks the variants.
+    pub fn ranks(self) -> bool {
+        matches!(self, DecideBy::Throughput | DecideBy::Memory)
+    }
 }
 
 fn default_timeout_s() -> f64 {
@@ -313,7 +333,7 @@ impl Catalogue {
             if s.rounds == Some(0) {
                 anyhow::bail!("scenario {}: rounds must be at least 1", s.name);
             }
-            if !["throughput", "memory", "none"].contains(&s.decide_by.as_str()) {
+            if s.decide_by == DecideBy::Unrecorded {
                 anyhow::bail!(
                     "scenario {}: decide_by must be throughput, memory or none",
                     s.name

@@ -390,9 +390,10 @@ pub struct Cell {
     /// `concurrency=100`); the decision table compares cells of one group.
     #[serde(default)]
     pub group: String,
-    /// How the decision table ranks the scenario's variants: throughput, memory or none.
-    #[serde(default)]
-    pub decide_by: String,
+    /// How the decision table ranks the scenario's variants: throughput, memory or none;
+    /// `""` in documents from before it was recorded.
+    #[serde(default = "unrecorded")]
+    pub decide_by: crate::catalogue::DecideBy,
     /// Running, ok or failed.
     pub status: CellStatus,
     /// Why the cell failed (one line plus the tail of the worker's stderr) or was skipped.
@@ -619,6 +620,10 @@ pub struct Sweep {
     pub knee_rate_per_s: Option<f64>,
     /// The lowest offered rate that saturated, per second.
     pub saturated_rate_per_s: Option<f64>,
+}
+
+fn unrecorded() -> crate::catalogue::DecideBy {
+    crate::catalogue::DecideBy::Unrecorded
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -125,7 +125,7 @@ fn fully_populated() -> Results {
         .find(|c| c.summary.as_ref().is_some_and(|s| s.latency_ms.is_some()))
         .expect("a cell with latencies");
     cell.group = "concurrency=50".into();
-    cell.decide_by = "throughput".into();
+    cell.decide_by = asynclab::catalogue::DecideBy::Throughput;
     cell.failure = Some("a failure".into());
     let run = &mut cell.runs[0];
     run.memory_metric = "rss-hwm".into();

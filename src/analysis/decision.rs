@@ -4,6 +4,7 @@
 use super::comparison::{compare, Pairing, Rule, Verdict};
 use super::measured::{busy_machine, paired_rounds, MeasuredRuns};
 use super::ops::version_key;
+use crate::catalogue::DecideBy;
 use crate::results::{Cell, CellStatus, Results, RunRecord};
 use crate::stats;
 use std::collections::BTreeMap;
@@ -63,7 +64,7 @@ pub fn decisions(results: &Results, rule: Rule) -> Vec<Decision> {
         // Open-loop cells send at a fixed rate, so their throughput tracks the offered rate,
         // not the variant: they belong to the load-sweep table, not this one.
         let open_loop = crate::catalogue::offered_rate(&c.params).is_some();
-        if usable && !open_loop && (c.decide_by == "throughput" || c.decide_by == "memory") {
+        if usable && !open_loop && c.decide_by.ranks() {
             let rank = setting_rank[&(c.scenario.as_str(), c.group.as_str())];
             groups
                 .entry((
@@ -82,7 +83,7 @@ pub fn decisions(results: &Results, rule: Rule) -> Vec<Decision> {
         if cells.len() < 2 {
             continue;
         }
-        let memory = cells[0].decide_by == "memory";
+        let memory = cells[0].decide_by == DecideBy::Memory;
         // Higher is better for throughput; for memory, rank by the negated delta.
         let score = |c: &Cell| {
             let values = MeasuredRuns::of(c).values(metric(memory));
@@ -149,7 +150,7 @@ mod tests {
             for c in &pair {
                 let mut c = c.clone();
                 c.group = group.to_string();
-                c.decide_by = "throughput".to_string();
+                c.decide_by = DecideBy::Throughput;
                 results.cells.push(c);
             }
         }

@@ -171,7 +171,7 @@ pub fn analyze<'a>(
                 .iter()
                 .any(|c| c.params.get(k) != cells[0].params.get(k))
         });
-    let compared = cells[0].decide_by != "none";
+    let compared = cells[0].decide_by != crate::catalogue::DecideBy::None;
     let baseline = compared.then(|| {
         info.and_then(|i| i.baseline.clone())
             .filter(|b| cells.iter().any(|c| &c.variant == b))

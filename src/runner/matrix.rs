@@ -96,7 +96,7 @@ pub struct CellSpec {
     /// table share it.
     pub group: String,
     /// How the decision table ranks this scenario's variants (`throughput`, `memory`, `none`).
-    pub decide_by: String,
+    pub decide_by: crate::catalogue::DecideBy,
     /// CPUs the worker (and its children) is pinned to before exec, as the plan's placement
     /// decided; empty: not pinned (it inherits the driver's mask).
     pub cpus: Vec<usize>,
@@ -272,7 +272,7 @@ pub fn expand(
                     services: scenario.services.clone(),
                     check_server_requests: scenario.check_server_requests,
                     group: group.clone(),
-                    decide_by: scenario.decide_by.clone(),
+                    decide_by: scenario.decide_by,
                     cpus: Vec::new(),
                     network,
                 });

@@ -41,7 +41,7 @@ pub fn new_cell(spec: &CellSpec) -> Cell {
             .map(String::from),
         params: spec.params.clone(),
         group: spec.group.clone(),
-        decide_by: spec.decide_by.clone(),
+        decide_by: spec.decide_by,
         status: CellStatus::Running,
         failure: None,
         runs: Vec::new(),
@@ -263,7 +263,7 @@ mod tests {
             services: vec![],
             check_server_requests: false,
             group: String::new(),
-            decide_by: "throughput".into(),
+            decide_by: crate::catalogue::DecideBy::Throughput,
             cpus: Vec::new(),
             network: None,
         }
