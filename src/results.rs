@@ -255,13 +255,44 @@ pub struct DelayLineRecord {
     pub jitter_ms: f64,
 }
 
+/// `--placement`: how the services and the workers share the machine's CPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum PlacementPolicy {
+    /// Services and the driver on the first allowed CPU, the workers of service scenarios on
+    /// the others (unpinned on a one-CPU machine).
+    Split,
+    /// Services, the driver and the workers of service scenarios all on the first allowed CPU
+    /// (the default).
+    Shared,
+    /// Nothing pinned: the kernel places everything (what the lab did before placement).
+    Unpinned,
+}
+
+impl PlacementPolicy {
+    /// The flag's spelling of the policy (and its name in results.json).
+    pub fn name(self) -> &'static str {
+        match self {
+            PlacementPolicy::Split => "split",
+            PlacementPolicy::Shared => "shared",
+            PlacementPolicy::Unpinned => "unpinned",
+        }
+    }
+}
+
+impl std::fmt::Display for PlacementPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Where the lab's processes ran: the CPUs of the services and the driver, and of the workers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlacementRecord {
     /// The policy asked for: `split`, `shared` or `unpinned`.
-    pub policy: String,
+    pub policy: PlacementPolicy,
     /// The policy in force (`unpinned` when the machine had one CPU to give).
-    pub effective: String,
+    pub effective: PlacementPolicy,
     /// CPUs the driver and the services it started were pinned to; empty: not pinned.
     pub service_cpus: Vec<usize>,
     /// CPUs of the workers of scenarios that use a service; empty: not pinned.

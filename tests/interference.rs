@@ -159,8 +159,8 @@ fn intermittent_load_is_flagged_repeated_and_left_out() {
     // Load on every CPU for 2 s, then a quiet gap long enough that, whatever the phase, one of
     // back-to-back repeats starts and ends inside it: a repeat starts within one period of the
     // gap's start and takes less than another, so two periods (and half a second) suffice. The
-    // period is measured, not assumed: on a day the host slowed this VM, a run took twice its
-    // usual second and a fixed 3 s gap left whole rounds without a clean run.
+    // period is measured, not assumed: a host that slows the machine lengthens every run, and a
+    // fixed gap can then leave whole rounds without a clean run.
     let period_s = run_period_s(&out.join("calibration"));
     let quiet_ms = (2.0 * period_s * 1000.0 + 500.0).max(3000.0) as u128;
     let cycle_ms = 2000 + quiet_ms;
@@ -215,9 +215,8 @@ fn intermittent_load_is_flagged_repeated_and_left_out() {
             c["id"]
         );
         // Repeats must find the load's quiet gap. A round may still end without a clean run
-        // when the host, not this test, was busy: a CI run saw 0.09-0.44 s of steal on each
-        // of 7 tries of one threads round, 3 of them inside the gap (foreign CPU 0.00 s). So
-        // such a round passes only when some try of it was spoiled by steal alone (the reason
+        // when the host, not this test, was busy: steal can spoil every try, those inside the
+        // gap too (docs/defaults.md has a CI run where it did). So such a round passes only when some try of it was spoiled by steal alone (the reason
         // names steal only when foreign CPU was within the limit), and the summary counts it.
         let runs = c["runs"].as_array().unwrap();
         let rounds: std::collections::BTreeSet<u64> =

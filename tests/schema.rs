@@ -46,8 +46,8 @@ fn fully_populated() -> Results {
     r.env.load_avg_after = Some([1.0, 1.0, 1.0]);
     r.method.cpus = vec![0];
     r.method.placement = Some(asynclab::results::PlacementRecord {
-        policy: "shared".into(),
-        effective: "shared".into(),
+        policy: asynclab::results::PlacementPolicy::Shared,
+        effective: asynclab::results::PlacementPolicy::Shared,
         service_cpus: vec![0],
         service_worker_cpus: vec![0],
         other_worker_cpus: vec![],

@@ -38,8 +38,8 @@ fn cpu_and_memory_claims_hold() {
         .unwrap();
     // `--strict` fails the run on errors, disagreeing variants (the primes below) and
     // inconclusive cells. The last is the lab refusing a verdict because the host stole
-    // CPU through every repeat of a round (seen in CI: 0.44-0.48 s of steal on each of
-    // three tries of one cpu/threads round); that is tests/interference.rs's subject, not
+    // CPU through every repeat of a round (docs/defaults.md, "The interference test's
+    // bounds", has a CI run where it did); that is tests/interference.rs's subject, not
     // this test's. So a strict exit whose only reasons are inconclusive cells is accepted,
     // and the claims below are checked on the clean rounds the lab kept, of which every
     // cpu cell must still have at least two.

@@ -111,7 +111,7 @@ pub fn differences(base: &Results, new: &Results) -> Vec<String> {
     let policy = |r: &Results| {
         r.method.placement.as_ref().map_or_else(
             || "unrecorded (before --placement)".to_string(),
-            |p| p.effective.clone(),
+            |p| p.effective.to_string(),
         )
     };
     if policy(base) != policy(new) {

@@ -61,7 +61,9 @@ fn cpu_list(cpus: &[usize]) -> String {
 
 /// One sentence saying where the services and the workers ran.
 fn placement_text(p: &crate::results::PlacementRecord) -> String {
-    let mut s = if p.effective == "unpinned" && p.service_worker_cpus.is_empty() {
+    let mut s = if p.effective == crate::results::PlacementPolicy::Unpinned
+        && p.service_worker_cpus.is_empty()
+    {
         format!("Placement {}: nothing pinned.", p.effective)
     } else {
         format!(
@@ -117,7 +119,7 @@ fn environment(r: &Report) -> Section {
         items.push(format!("Mock HTTP server: {m}"));
     }
     items.push(format!(
-        "asynclab {} at commit {}; started {}",
+        "{} at commit {}; started {}",
         r.results.generated_by, e.git_commit, r.results.started_at
     ));
     if let Some(inv) = &r.results.invocation {

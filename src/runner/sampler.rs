@@ -54,10 +54,9 @@ pub fn process_cpu_s(pid: i32) -> f64 {
 /// scheduler's own runtime counter of every live thread (`/proc/PID/task/TID/schedstat`, in ns)
 /// plus the reaped children's utime + stime.
 ///
-/// On this VM's kernel `/proc/PID/stat`'s utime + stime stay at 0 ticks for a backend that runs
-/// thousands of 50 µs slices a second while schedstat counts 0.2-0.6 s; read that way,
-/// PostgreSQL's CPU showed up as 0.3-0.6 s of "foreign" CPU in every db run at concurrency 100.
-/// Falls back to utime + stime where schedstat is missing (kernels without CONFIG_SCHED_INFO).
+/// utime + stime are sampled in whole ticks at the timer interrupt, so a process that runs many
+/// slices shorter than a tick can be charged none of them; schedstat adds up every slice's
+/// nanoseconds (docs/defaults.md, "Foreign-CPU floor", has what the tick count missed). Falls back to utime + stime where schedstat is missing (kernels without CONFIG_SCHED_INFO).
 pub fn tree_runtime_s(root: i32) -> f64 {
     procfs::tree(root).iter().map(|&p| runtime_s(p)).sum()
 }

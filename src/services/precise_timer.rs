@@ -1,9 +1,10 @@
-//! Sleeps that end a fraction of a millisecond after their deadline (0.1–0.3 ms on the 2-core
-//! VM, `make bench` measures it), for the mock server's delays and the delay line's releases.
+//! Sleeps that end a fraction of a millisecond after their deadline (`make bench` measures how
+//! late; docs/defaults.md, "Timer precision"), for the mock server's delays and the delay line's
+//! releases.
 //!
 //! tokio's timer wheel rounds every deadline up to its next 1 ms tick, and the runtime's
-//! `epoll_wait` timeout is whole milliseconds again, so `tokio::time::sleep(100 ms)` ends 0–2 ms
-//! late (1.4 ms at the median here). This timer keeps the deadlines in a heap served by one
+//! `epoll_wait` timeout is whole milliseconds again, so `tokio::time::sleep(100 ms)` ends up to
+//! 2 ms late. This timer keeps the deadlines in a heap served by one
 //! thread of its own, which waits on a condition variable with a nanosecond timeout (a futex
 //! backed by an hrtimer, with the thread's timer slack cut to 1 ns) and wakes each task when its
 //! deadline passes. Nothing spins: a thousand sleeping connections cost one sleeping thread.

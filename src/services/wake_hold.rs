@@ -2,11 +2,10 @@
 //! through `/dev/cpu_dma_latency` while the lab's own timers (the mock server's delays, the
 //! delay line's releases) must be precise.
 //!
-//! On a VM an idle vCPU halts, and waking it costs a trip through the hypervisor: on the 2-core
-//! Firecracker VM this lab grew on (cpuidle driver `haltpoll`, `guest_halt_poll_ns` 0), a round
-//! trip through a delay line (two timed releases) landed 0.13–0.5 ms late at the median. With
-//! the request held, the kernel keeps idle CPUs in their polling state, so a wake-up is a cache
-//! line, not a VM exit, and the median overshoot was about halved (`make bench` shows both). Polling idle runs only when nothing else is
+//! On a VM an idle vCPU halts, and waking it costs a trip through the hypervisor, which makes
+//! every timed release late. With the request held, the kernel keeps idle CPUs in their polling
+//! state, so a wake-up is a cache line, not a VM exit (`make bench` measures both; docs/defaults.md,
+//! "Timer precision", has one machine's figures). Polling idle runs only when nothing else is
 //! runnable, so it takes no CPU from a worker. This is what cyclictest does; the request lasts
 //! while the file stays open, so it ends with the process, however that ends.
 

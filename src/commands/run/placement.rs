@@ -2,36 +2,12 @@
 //! CPUs, the workers of scenarios that talk to a service on another, the workers of scenarios
 //! that do not (cpu, memory) on every CPU, so that CPU-bound variants keep the machine's cores.
 //!
-//! The default, `shared`, came from measuring all three on a 2-core VM (README, "Placement"):
-//! its ratios to the baseline moved least between back-to-back runs (db at most 8%, against
-//! 28% unpinned and 98% split, where the worker's CPU changed speed under it). What it costs:
+//! The default, `shared`, is the policy whose ratios to the baseline moved least between
+//! back-to-back runs (docs/defaults.md, "Placement", has the runs). What it costs:
 //! a scenario with a service measures one core that the service and the worker share.
 
+pub use crate::results::PlacementPolicy as Policy;
 use crate::results::PlacementRecord;
-
-/// `--placement`: how the services and the workers share the machine's CPUs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Policy {
-    /// Services and the driver on the first allowed CPU, the workers of service scenarios on
-    /// the others (unpinned on a one-CPU machine).
-    Split,
-    /// Services, the driver and the workers of service scenarios all on the first allowed CPU
-    /// (the default).
-    Shared,
-    /// Nothing pinned: the kernel places everything (what the lab did before placement).
-    Unpinned,
-}
-
-impl Policy {
-    /// The flag's spelling of the policy.
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Split => "split",
-            Policy::Shared => "shared",
-            Policy::Unpinned => "unpinned",
-        }
-    }
-}
 
 /// The CPUs each kind of process gets, decided once before anything starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,8 +77,8 @@ impl Placement {
     /// (PostgreSQL in a container or at DATABASE_URL).
     pub fn record(&self, unpinned_services: Option<String>) -> PlacementRecord {
         PlacementRecord {
-            policy: self.policy.name().into(),
-            effective: self.effective.name().into(),
+            policy: self.policy,
+            effective: self.effective,
             service_cpus: self.service_cpus.clone(),
             service_worker_cpus: self.service_worker_cpus.clone(),
             other_worker_cpus: self.other_worker_cpus.clone(),
