@@ -33,6 +33,26 @@ pub fn pin_this_thread(cpus: &[usize]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A CPU list as written on a command line (`1,3`; empty: none).
+pub fn parse_cpus(text: &str) -> anyhow::Result<Vec<usize>> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(|c| {
+            c.parse()
+                .map_err(|_| anyhow::anyhow!("{c:?} is not a CPU number"))
+        })
+        .collect()
+}
+
+/// The CPU list [`parse_cpus`] reads.
+pub fn format_cpus(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// The CPU set for `sched_setaffinity`, built before fork (the child only makes the syscall).
 pub fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
     // SAFETY: cpu_set_t is a plain bit array; all zeroes is the empty set.

@@ -10,6 +10,21 @@ use serde::{Deserialize, Serialize};
 use crate::error::UsageError;
 use crate::toml_input::{self, Fault};
 
+pub mod servers;
+pub use servers::{Server, ServerKind};
+
+/// What drives a scenario's cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Driver {
+    /// A Python worker (`workloads/harness.py`) runs the scenario's script.
+    #[default]
+    Python,
+    /// The lab's load generator drives a service under test: each variant names a
+    /// `[[server]]`, started for every run.
+    Loadgen,
+}
+
 /// A service a scenario needs started before its workers run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -84,8 +99,14 @@ pub struct Scenario {
     /// Name used with `--scenario`.
     pub name: String,
     /// Script file, relative to the catalogue's folder (a user catalogue's scripts are made
-    /// absolute when it is added to the built-in one, see [`Catalogue::load_with`]).
+    /// absolute when it is added to the built-in one, see [`Catalogue::load_with`]); none for a
+    /// `loadgen` scenario.
+    #[serde(default)]
     pub script: String,
+    /// `python` (default): a worker runs the script; `loadgen`: the lab's load generator drives
+    /// the `[[server]]` each variant names.
+    #[serde(default)]
+    pub driver: Driver,
     /// One line saying what is measured.
     pub title: String,
     /// What the scenario answers, for the report.
@@ -202,6 +223,9 @@ pub struct Catalogue {
     /// Scenarios in catalogue order.
     #[serde(rename = "scenario")]
     pub scenarios: Vec<Scenario>,
+    /// Services under test, which `loadgen` scenarios name as variants.
+    #[serde(rename = "server", default)]
+    pub servers: Vec<Server>,
     /// Folder the catalogue was read from (scripts are relative to it).
     #[serde(skip)]
     pub dir: PathBuf,
@@ -229,6 +253,18 @@ impl Catalogue {
         let modules = python_modules(workloads);
         for file in extra {
             let user = Self::load_user(file)?;
+            for mut server in user.servers.clone() {
+                if cat.servers.iter().any(|b| b.name == server.name) {
+                    anyhow::bail!(
+                        "--catalogue {}: server '{}' has the name of one already defined; rename it there",
+                        file.display(),
+                        server.name
+                    );
+                }
+                server.dir = user.dir.join(&server.dir).display().to_string();
+                server.catalogue = Some(file.clone());
+                cat.servers.push(server);
+            }
             for mut s in user.scenarios {
                 if let Some(clash) = cat.scenarios.iter().find(|b| b.name == s.name) {
                     let other = match &clash.catalogue {
@@ -364,6 +400,9 @@ impl Catalogue {
                     );
                 }
             }
+            if s.driver == Driver::Loadgen {
+                continue; // its variants are checked against the servers below
+            }
             if !dir.join(&s.script).is_file() {
                 anyhow::bail!(
                     "scenario {}: script {:?} not found in {}",
@@ -373,7 +412,36 @@ impl Catalogue {
                 );
             }
         }
+        let mut names = std::collections::BTreeSet::new();
+        for server in &cat.servers {
+            server.check()?;
+            if !names.insert(server.name.as_str()) {
+                anyhow::bail!("server {} is listed twice; rename one", server.name);
+            }
+            if !dir.join(&server.dir).is_dir() {
+                anyhow::bail!(
+                    "server {}: dir {:?} not found in {}",
+                    server.name,
+                    server.dir,
+                    dir.display()
+                );
+            }
+        }
         Ok(cat)
+    }
+
+    /// The server a `loadgen` scenario's variant names; the error lists the known ones.
+    pub fn server(&self, scenario: &str, variant: &str) -> anyhow::Result<&Server> {
+        self.servers
+            .iter()
+            .find(|s| s.name == variant)
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.servers.iter().map(|s| s.name.as_str()).collect();
+                anyhow::anyhow!(
+                    "scenario {scenario}: variant {variant} names no [[server]]; known servers: {} (add a [[server]] table to a catalogue)",
+                    known.join(", ")
+                )
+            })
     }
 
     /// Looks a scenario up by name; the error lists the known names.

@@ -28,6 +28,10 @@ pub struct Opts {
 pub enum Command {
     /// Run scenarios' matrices and write results, CSV and a summary.
     Run(Box<RunArgs>),
+    /// The worker of a `loadgen` cell: starts a service under test and drives it (the runner
+    /// starts it; not for use by hand).
+    #[command(hide = true)]
+    Loadgen(crate::commands::loadgen::LoadgenArgs),
     /// Run again what DIR/results.json was made with (its `invocation.study`), here or on
     /// another machine; --out, --python and the like override.
     Rerun(RerunArgs),

@@ -39,9 +39,57 @@ pub struct Extras {
     /// shows the speed-up per worker and the bound the machine's cores set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<u64>,
+    /// A service under test (`loadgen` cells): its workers, CPU per request and memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerFigures>,
+    /// The load generator of a `loadgen` cell: what it cost, to show it was not the bottleneck.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientFigures>,
     /// Everything else the worker reported, by key, kept as it came.
     #[serde(flatten)]
     pub other: BTreeMap<String, Value>,
+}
+
+/// A service under test during one run (`extra.server`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerFigures {
+    /// The catalogue's `[[server]]` name.
+    pub name: String,
+    /// `sync` or `async`.
+    pub kind: String,
+    /// Worker processes it was started with.
+    pub workers: u64,
+    /// Threads per worker.
+    pub threads: u64,
+    /// Database connections per worker process.
+    pub db_pool_per_worker: u64,
+    /// CPUs it was pinned to (empty: not pinned).
+    pub cpus: Vec<usize>,
+    /// CPU seconds of its process tree over the timed load.
+    pub cpu_s: f64,
+    /// `cpu_s` per request attempted, ms.
+    pub cpu_ms_per_request: f64,
+    /// Peak of its tree's summed RSS during the load, MiB.
+    pub rss_mib: f64,
+    /// Processes in its tree.
+    pub processes: u64,
+    /// Each process's peak RSS, MiB, largest first.
+    pub rss_per_process_mib: Vec<f64>,
+}
+
+/// The load generator during one run (`extra.client`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientFigures {
+    /// Keep-alive connections it held.
+    pub connections: u64,
+    /// Connections it opened (more than `connections` when the server closed them).
+    pub connects: u64,
+    /// Its CPU seconds over the timed load.
+    pub cpu_s: f64,
+    /// `cpu_s` over the load's wall time: near 1, it may have been the bottleneck.
+    pub cpu_share: f64,
+    /// The largest gap between a request's send and its intended start, ms.
+    pub max_start_lag_ms: f64,
 }
 
 /// What a worker reported under `rows`.

@@ -15,7 +15,9 @@
 //! - [`runner`]: matrix, interleaving scheduler, process executor, sampler, rate sweeps;
 //!   [`stats`]: medians, intervals, tests; [`python`]: interpreters and environments;
 //!   [`envinfo`] and [`doctor`]: the machine.
-//! - [`services`]: the servers the lab runs (mock HTTP, TCP echo, PostgreSQL).
+//! - [`services`]: the servers the lab runs (mock HTTP, TCP echo, PostgreSQL) and the Python
+//!   services under test it starts for `loadgen` cells; [`loadgen`]: the lab's own HTTP load
+//!   generator (open and closed loop) that drives them.
 //! - [`reference`]: the Rust reference clients (reqwest, tokio-postgres) whose throughput is
 //!   the ceiling each Python variant is shown as a fraction of.
 //! - [`analysis`]: the report model derived from the results; [`export`] and [`chart`]:
@@ -43,6 +45,7 @@ pub mod export;
 pub mod extras;
 pub mod format;
 pub mod interrupt;
+pub mod loadgen;
 pub mod procfs;
 pub mod python;
 pub mod reference;
@@ -62,6 +65,7 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
     match opts.command {
         Command::Run(a) => commands::run::execute(&a),
         Command::Rerun(a) => commands::rerun::execute(&a),
+        Command::Loadgen(a) => commands::loadgen::execute(&a),
         Command::List(a) => commands::list::execute(&a),
         Command::Envs(a) => commands::envs::execute(&a),
         Command::Pythons(a) => commands::pythons::execute(&a),

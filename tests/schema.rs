@@ -177,6 +177,26 @@ fn fully_populated() -> Results {
         achieved_rate_per_s: Some(10.0),
         abandoned: Some(0),
         workers: Some(2),
+        server: Some(asynclab::extras::ServerFigures {
+            name: "uvicorn".into(),
+            kind: "async".into(),
+            workers: 1,
+            threads: 1,
+            db_pool_per_worker: 10,
+            cpus: vec![1],
+            cpu_s: 1.5,
+            cpu_ms_per_request: 0.3,
+            rss_mib: 40.0,
+            processes: 1,
+            rss_per_process_mib: vec![40.0],
+        }),
+        client: Some(asynclab::extras::ClientFigures {
+            connections: 100,
+            connects: 100,
+            cpu_s: 0.5,
+            cpu_share: 0.1,
+            max_start_lag_ms: 0.4,
+        }),
         other: other(),
     };
     let summary = cell.summary.as_mut().unwrap();

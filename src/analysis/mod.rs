@@ -14,6 +14,7 @@ pub mod network;
 pub mod ops;
 pub mod runtime;
 pub mod scenario;
+pub mod services;
 pub mod speed;
 pub mod summary;
 pub mod sweep;
@@ -45,6 +46,8 @@ pub struct Report<'a> {
     pub network: Vec<network::NetworkSweep>,
     /// The Rust reference clients' ceilings, with each variant's fraction of them.
     pub ceilings: Vec<network::CeilingRow>,
+    /// Services under test: what each server cost beside what it served.
+    pub services: Vec<services::ServiceRow>,
     /// The machine-speed probe over every run, when runs were probed.
     pub machine_speed: Option<speed::ProbeRange>,
     /// The environment's warnings, the machine's speed when it moved, then every cell's.
@@ -108,6 +111,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
         sweeps: sweep::analyze(&results.cells),
         network: network::analyze(&results.cells, &decisions, &results.ceilings),
         ceilings: network::ceiling_rows(&results.cells, &results.ceilings),
+        services: services::rows(&results.cells.iter().collect::<Vec<_>>()),
         decisions,
         machine_speed,
         warnings,

@@ -6,6 +6,7 @@
 //! |-----------------|--------------------------|
 //! | `run/`          | `asynclab run`: plan → start services → measure → write |
 //! | `rerun.rs`      | `asynclab rerun`: a results.json's study, run again |
+//! | `loadgen.rs`    | `asynclab loadgen` (hidden): the worker of a `loadgen` cell |
 //! | `list.rs`       | `asynclab list`          |
 //! | `envs.rs`       | `asynclab envs` (and the interpreters `run` uses) |
 //! | `pythons.rs`    | `asynclab pythons add/list` (Debian roots for 3.14, 3.15) |
@@ -33,6 +34,7 @@ pub mod doctor;
 pub mod envs;
 pub mod export;
 pub mod list;
+pub mod loadgen;
 pub mod mock_server;
 pub mod new_scenario;
 pub mod pythons;

@@ -2,7 +2,9 @@
 //! `report.html` (and anything else that shows the report) with their own syntax only.
 
 use super::markup::{Block, Doc, Section};
-use super::{decision_section, network_tables, runtime_tables, scenario_tables, sweep_tables};
+use super::{
+    decision_section, network_tables, runtime_tables, scenario_tables, service_tables, sweep_tables,
+};
 use crate::analysis::Report;
 
 /// The method paragraph under the title.
@@ -143,6 +145,7 @@ pub fn build(r: &Report) -> Doc {
             .map(|o| runtime_tables::ops_section(o, r.results)),
     );
     sections.extend(r.loops.iter().map(runtime_tables::loop_section));
+    sections.extend(service_tables::section(&r.services));
     sections.extend(sweep_tables::sections(&r.sweeps));
     sections.extend(network_tables::sections(&r.network));
     sections.extend(network_tables::ceiling_section(&r.ceilings));

@@ -17,6 +17,7 @@ mod network_tables;
 pub mod pyperf;
 mod runtime_tables;
 mod scenario_tables;
+mod service_tables;
 mod sweep_tables;
 
 pub use self::csv::CsvExporter;

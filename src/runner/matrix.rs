@@ -102,6 +102,19 @@ pub struct CellSpec {
     pub cpus: Vec<usize>,
     /// The delay line between this cell's workers and its services; `None`: direct.
     pub network: Option<Network>,
+    /// The service under test of a `loadgen` cell; `None`: a Python worker runs the script.
+    pub server: Option<ServerUnderTest>,
+}
+
+/// What the load generator of a `loadgen` cell starts and drives.
+#[derive(Debug, Clone)]
+pub struct ServerUnderTest {
+    /// The catalogue's `[[server]]`.
+    pub server: crate::catalogue::Server,
+    /// Its app folder, absolute.
+    pub dir: PathBuf,
+    /// CPUs it is pinned to (the load generator keeps the cell's `cpus`); empty: not pinned.
+    pub cpus: Vec<usize>,
 }
 
 fn to_json(v: &toml::Value) -> serde_json::Value {
@@ -275,6 +288,7 @@ pub fn expand(
                     decide_by: scenario.decide_by,
                     cpus: Vec::new(),
                     network,
+                    server: None,
                 });
             }
         }

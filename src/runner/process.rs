@@ -76,6 +76,8 @@ impl Routes {
 pub struct ProcessExecutor {
     /// `workloads/harness.py`.
     pub harness: PathBuf,
+    /// Where the services under test of `loadgen` cells write their output.
+    pub server_logs: PathBuf,
     /// Service addresses, per network distance.
     pub services: Routes,
     /// Reads the mock server's served-request counter, when it runs.
@@ -146,13 +148,36 @@ impl Worker {
         if let Some(u) = &addrs.echo_addr {
             services.insert("echo_addr".into(), u.clone().into());
         }
-        let mut cmd = Command::new(&cell.python.exe);
-        cmd.arg(&exec.harness)
-            .arg("--script")
-            .arg(&cell.script)
-            .arg("--variant")
-            .arg(&cell.variant)
-            .arg("--params")
+        let mut cmd = match &cell.server {
+            // The lab's load generator, this very program, drives a service under test.
+            Some(sut) => {
+                let me = std::env::current_exe()
+                    .map_err(|e| failed(format!("cannot find the asynclab binary: {e}")))?;
+                let mut cmd = Command::new(me);
+                cmd.arg("loadgen")
+                    .arg("--server")
+                    .arg(serde_json::to_string(&sut.server).unwrap_or_default())
+                    .arg("--dir")
+                    .arg(&sut.dir)
+                    .arg("--server-cpus")
+                    .arg(crate::affinity::format_cpus(&sut.cpus))
+                    .arg("--python")
+                    .arg(&cell.python.exe)
+                    .arg("--log-dir")
+                    .arg(&exec.server_logs);
+                cmd
+            }
+            None => {
+                let mut cmd = Command::new(&cell.python.exe);
+                cmd.arg(&exec.harness)
+                    .arg("--script")
+                    .arg(&cell.script)
+                    .arg("--variant")
+                    .arg(&cell.variant);
+                cmd
+            }
+        };
+        cmd.arg("--params")
             .arg(serde_json::to_string(&cell.params).unwrap_or_default())
             .arg("--services")
             .arg(Value::Object(services).to_string())

@@ -266,6 +266,7 @@ mod tests {
             decide_by: crate::catalogue::DecideBy::Throughput,
             cpus: Vec::new(),
             network: None,
+            server: None,
         }
     }
 

@@ -9,4 +9,5 @@ pub mod mock_http;
 pub mod postgres;
 pub mod precise_timer;
 pub mod selfcheck;
+pub mod under_test;
 pub mod wake_hold;

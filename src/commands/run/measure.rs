@@ -131,6 +131,7 @@ pub fn measure(
 ) -> (Measured, anyhow::Result<()>) {
     let mut exec = ProcessExecutor {
         harness: plan.harness.clone(),
+        server_logs: dir.join("server-logs"),
         services: services.routes.clone(),
         http_requests: services.http_requests(),
         service_pids: services.pids(),

@@ -173,6 +173,15 @@ pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
         dry_run::print(args, &plan);
         return Ok(0);
     }
+    // Servers under test whose driver was SIGKILLed before it could stop them.
+    let swept = crate::services::under_test::sweep_orphans();
+    if !swept.is_empty() {
+        eprintln!(
+            "asynclab: stopped {} server-under-test process(es) a killed run left behind (pids {:?})",
+            swept.len(),
+            swept
+        );
+    }
     // Guards that stop the services on return, error or Ctrl-C.
     let services = services::start(&plan, args.pg(), args.pg_image())?;
     interrupt::check()?;

@@ -22,6 +22,9 @@ pub struct Placement {
     pub service_worker_cpus: Vec<usize>,
     /// CPUs of the workers of scenarios that use no service; empty: not pinned.
     pub other_worker_cpus: Vec<usize>,
+    /// CPUs of a service under test (its load generator runs beside the services); empty:
+    /// not pinned.
+    pub server_under_test_cpus: Vec<usize>,
 }
 
 impl Placement {
@@ -55,9 +58,17 @@ impl Placement {
                 workers.to_vec()
             }
         };
+        // A service under test gets the CPUs the lab's own services do not use (all of them on
+        // a one-CPU machine), so the load generator never takes its CPU time.
+        let server_under_test_cpus = match (effective, allowed.len()) {
+            (Policy::Unpinned, _) => vec![],
+            (_, 0 | 1) => allowed.to_vec(),
+            _ => allowed[1..].to_vec(),
+        };
         Placement {
             policy,
             effective,
+            server_under_test_cpus,
             service_cpus,
             service_worker_cpus: pick(service_worker_cpus),
             other_worker_cpus: pick(other_worker_cpus),

@@ -136,9 +136,23 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
             &overrides,
             args.quick,
         )?;
-        let cpus = placement.worker_cpus(!s.services.is_empty());
+        let loadgen = s.driver == crate::catalogue::Driver::Loadgen;
+        // A load generator runs beside the lab's services; its server gets the other CPUs.
+        let cpus = if loadgen {
+            &placement.service_cpus
+        } else {
+            placement.worker_cpus(!s.services.is_empty())
+        };
         for spec in &mut specs {
             spec.cpus = cpus.to_vec();
+            if loadgen {
+                let server = cat.server(&s.name, &spec.variant)?;
+                spec.server = Some(matrix::ServerUnderTest {
+                    server: server.clone(),
+                    dir: std::path::absolute(cat.dir.join(&server.dir))?,
+                    cpus: placement.server_under_test_cpus.clone(),
+                });
+            }
         }
         planned.push(PlannedScenario {
             scenario: s.clone(),

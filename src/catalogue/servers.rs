@@ -1,0 +1,179 @@
+//! The catalogue's services under test (`[[server]]`): Python web servers a `driver =
+//! "loadgen"` scenario names as its variants, each an app folder and a start command.
+
+use serde::{Deserialize, Serialize};
+
+/// Which side of the sync/async question a server stands on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerKind {
+    /// Blocking handlers: a request holds a worker process or thread until it is answered.
+    Sync,
+    /// Coroutines on an event loop: a worker serves many requests at once.
+    Async,
+}
+
+impl ServerKind {
+    /// Its catalogue name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::Sync => "sync",
+            ServerKind::Async => "async",
+        }
+    }
+}
+
+/// A worker count: a number, or a rule on the CPUs the server gets (`"2*cores+1"`, `"cores"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Count {
+    /// This many.
+    Fixed(usize),
+    /// `A*cores+B`, `cores`, `cores+B` or `A*cores`.
+    Rule(String),
+}
+
+impl Count {
+    /// The count for a server given `cores` CPUs; `None` for a rule that does not parse.
+    pub fn resolve(&self, cores: usize) -> Option<usize> {
+        match self {
+            Count::Fixed(n) => Some(*n),
+            Count::Rule(r) => {
+                let r: String = r.chars().filter(|c| !c.is_whitespace()).collect();
+                let (mul, add) = r.split_once("cores")?;
+                let mul = match mul {
+                    "" => 1,
+                    m => m.strip_suffix('*')?.parse().ok()?,
+                };
+                let add = match add {
+                    "" => 0,
+                    a => a.strip_prefix('+')?.parse().ok()?,
+                };
+                Some(mul * cores + add)
+            }
+        }
+    }
+}
+
+/// One service under test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Server {
+    /// Its name, which a scenario lists as a variant.
+    pub name: String,
+    /// One line saying what it is (framework, server, worker model).
+    pub title: String,
+    /// `sync` or `async`: the side it stands on when the report looks for a crossover.
+    pub kind: ServerKind,
+    /// The start command; `{python}`, `{port}`, `{workers}` and `{threads}` are filled in.
+    /// It must serve the endpoints of `workloads/services/README.md` on 127.0.0.1:{port}.
+    pub command: Vec<String>,
+    /// Folder the command runs in (its app modules), relative to the catalogue's folder.
+    #[serde(default = "default_dir")]
+    pub dir: String,
+    /// Worker processes (the parameter `workers` overrides it).
+    pub workers: Count,
+    /// Threads per worker (the parameter `threads` overrides it).
+    #[serde(default = "one")]
+    pub threads: Count,
+    /// Database connections per worker process (the parameter `db_pool` overrides it).
+    #[serde(default = "one")]
+    pub db_pool: Count,
+    /// The catalogue file it came from, for messages; `None`: the built-in one.
+    #[serde(skip)]
+    pub catalogue: Option<std::path::PathBuf>,
+}
+
+fn default_dir() -> String {
+    "services".into()
+}
+
+fn one() -> Count {
+    Count::Fixed(1)
+}
+
+/// The placeholders a command may hold.
+pub const PLACEHOLDERS: [&str; 4] = ["{python}", "{port}", "{workers}", "{threads}"];
+
+impl Server {
+    /// Checks what parsing cannot: a command, its placeholders, rules that parse.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if !super::is_identifier(&self.name) {
+            anyhow::bail!(
+                "server name {:?} is not an identifier: use letters, digits and _",
+                self.name
+            );
+        }
+        if self.command.is_empty() {
+            anyhow::bail!(
+                "server {}: command is empty; give the argv that starts it",
+                self.name
+            );
+        }
+        if !self.command.iter().any(|a| a.contains("{port}")) {
+            anyhow::bail!(
+                "server {}: command never says {{port}}; the lab picks the port",
+                self.name
+            );
+        }
+        for a in &self.command {
+            let mut rest = a.as_str();
+            while let Some(i) = rest.find('{') {
+                let tail = &rest[i..];
+                let end = tail.find('}').map_or(tail.len(), |e| e + 1);
+                if !PLACEHOLDERS.contains(&&tail[..end]) {
+                    anyhow::bail!(
+                        "server {}: unknown placeholder {} in its command; known: {}",
+                        self.name,
+                        &tail[..end],
+                        PLACEHOLDERS.join(" ")
+                    );
+                }
+                rest = &tail[end..];
+            }
+        }
+        for (what, c) in [
+            ("workers", &self.workers),
+            ("threads", &self.threads),
+            ("db_pool", &self.db_pool),
+        ] {
+            if c.resolve(1).is_none_or(|n| n < 1) {
+                anyhow::bail!(
+                    "server {}: {what} = {c:?}: give a number from 1, or a rule like \"2*cores+1\"",
+                    self.name
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The command with its placeholders filled.
+    pub fn argv(&self, python: &str, port: u16, workers: usize, threads: usize) -> Vec<String> {
+        self.command
+            .iter()
+            .map(|a| {
+                a.replace("{python}", python)
+                    .replace("{port}", &port.to_string())
+                    .replace("{workers}", &workers.to_string())
+                    .replace("{threads}", &threads.to_string())
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_rules_resolve_on_the_cores_given() {
+        let rule = |r: &str| Count::Rule(r.into());
+        assert_eq!(rule("2*cores+1").resolve(1), Some(3));
+        assert_eq!(rule("2 * cores + 1").resolve(4), Some(9));
+        assert_eq!(rule("cores").resolve(2), Some(2));
+        assert_eq!(rule("cores+2").resolve(2), Some(4));
+        assert_eq!(Count::Fixed(7).resolve(2), Some(7));
+        assert_eq!(rule("two").resolve(2), None);
+        assert_eq!(rule("2cores").resolve(2), None);
+    }
+}

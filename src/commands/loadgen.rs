@@ -1,0 +1,355 @@
+//! `asynclab loadgen` (hidden): the worker of a `loadgen` cell. It speaks the workers'
+//! protocol (docs/protocol.md) so the runner treats it as any worker, and in it starts the
+//! service under test, warms it up, drives it with [`crate::loadgen`] between `go` and `done`,
+//! and reports the requests' latencies and the server tree's CPU and memory.
+//!
+//! Set-up (untimed): start the server on a free loopback port, pinned to its own CPUs, with
+//! the services' addresses in its environment; wait for `GET /plain`; send the cell's endpoint
+//! `warmup_s` of closed-loop load over its connections (pools filled, code paths warm). Then
+//! `ready`; on `go` the timed load; `done`; the result; the server is stopped (SIGTERM, then
+//! SIGKILL of its tree) whatever happened.
+
+use std::io::{BufRead, Write};
+use std::os::fd::FromRawFd;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use serde_json::{json, Map, Value};
+
+use crate::catalogue::Server;
+use crate::loadgen::{self, Endpoint, Load};
+use crate::services::under_test::{self, Launch, RunningServer};
+
+/// How long a server may take to answer its first `GET /plain`.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often the server tree's memory is read during the timed load.
+const MEMORY_EVERY: Duration = Duration::from_millis(100);
+
+/// `asynclab loadgen`: started by the runner, never by hand.
+#[derive(Debug, Args, Clone)]
+pub struct LoadgenArgs {
+    /// The `[[server]]` to start, as JSON.
+    #[arg(long)]
+    pub server: String,
+    /// Its app folder.
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// CPUs to pin it to (comma-separated; empty: not pinned).
+    #[arg(long, default_value = "")]
+    pub server_cpus: String,
+    /// The environment's Python, the command's `{python}`.
+    #[arg(long)]
+    pub python: PathBuf,
+    /// The cell's parameters, a JSON object.
+    #[arg(long)]
+    pub params: String,
+    /// The services' addresses, a JSON object.
+    #[arg(long)]
+    pub services: String,
+    /// Where the server's output goes.
+    #[arg(long)]
+    pub log_dir: PathBuf,
+    /// The control pipe to the driver.
+    #[arg(long, default_value_t = 3)]
+    pub ctl_fd: i32,
+}
+
+/// The cell's parameters, read with their defaults.
+struct Cell {
+    endpoint: Endpoint,
+    connections: usize,
+    rate_per_s: f64,
+    duration: Duration,
+    warmup: Duration,
+    timeout: Duration,
+    workers: usize,
+    threads: usize,
+    db_pool: usize,
+}
+
+fn num(p: &Map<String, Value>, key: &str, default: f64) -> anyhow::Result<f64> {
+    match p.get(key) {
+        None => Ok(default),
+        Some(v) => v
+            .as_f64()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| anyhow::anyhow!("parameter {key} = {v}: give a number from 0")),
+    }
+}
+
+impl Cell {
+    fn read(p: &Map<String, Value>, server: &Server, cores: usize) -> anyhow::Result<Cell> {
+        let name = p.get("endpoint").and_then(Value::as_str).unwrap_or("plain");
+        let endpoint = Endpoint::new(
+            name,
+            num(p, "queries", 1.0)? as usize,
+            num(p, "delay_ms", 10.0)?,
+            num(p, "bytes", 64.0)? as usize,
+            num(p, "items", 100.0)? as usize,
+        )
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "parameter endpoint = {name:?}: give one of {}",
+                Endpoint::NAMES.join(", ")
+            )
+        })?;
+        // 0 (or absent) takes the server's rule.
+        let count = |key: &str, rule: &crate::catalogue::servers::Count| -> anyhow::Result<usize> {
+            match num(p, key, 0.0)? as usize {
+                0 => rule
+                    .resolve(cores)
+                    .ok_or_else(|| anyhow::anyhow!("server {}: {key} rule {rule:?}", server.name)),
+                n => Ok(n),
+            }
+        };
+        Ok(Cell {
+            endpoint,
+            connections: (num(p, "connections", 10.0)? as usize).max(1),
+            rate_per_s: num(p, "rate_per_s", 0.0)?,
+            duration: Duration::from_secs_f64(num(p, "duration_s", 5.0)?.max(0.1)),
+            warmup: Duration::from_secs_f64(num(p, "warmup_s", 1.0)?),
+            timeout: Duration::from_secs_f64(num(p, "request_timeout_s", 10.0)?.max(0.1)),
+            workers: count("workers", &server.workers)?,
+            threads: count("threads", &server.threads)?,
+            db_pool: count("db_pool", &server.db_pool)?,
+        })
+    }
+}
+
+/// One line on the control pipe.
+struct Ctl(std::fs::File);
+
+impl Ctl {
+    fn send(&mut self, v: &Value) -> std::io::Result<()> {
+        let mut line = v.to_string();
+        line.push('\n');
+        self.0.write_all(line.as_bytes())
+    }
+}
+
+/// Runs one cell; errors go to the driver as an `error` event.
+pub fn execute(args: &LoadgenArgs) -> anyhow::Result<i32> {
+    // SAFETY: F_GETFD only asks whether the descriptor is open; F_SETFD marks it close-on-exec
+    // so the server never holds the pipe (EOF on it means this process is gone).
+    if unsafe { libc::fcntl(args.ctl_fd, libc::F_GETFD) } < 0
+        || unsafe { libc::fcntl(args.ctl_fd, libc::F_SETFD, libc::FD_CLOEXEC) } < 0
+    {
+        anyhow::bail!(
+            "loadgen: ctl fd {} is not open; the runner starts this",
+            args.ctl_fd
+        );
+    }
+    // SAFETY: the descriptor is open (checked above) and this process's alone from here on.
+    let mut ctl = Ctl(unsafe { std::fs::File::from_raw_fd(args.ctl_fd) });
+    match work(args, &mut ctl) {
+        Ok(()) => Ok(0),
+        Err(e) => {
+            let _ = ctl.send(&json!({"event": "error", "message": format!("{e:#}")}));
+            eprintln!("loadgen: {e:#}");
+            Ok(1)
+        }
+    }
+}
+
+fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
+    let server: Server = serde_json::from_str(&args.server)?;
+    let params: Map<String, Value> = serde_json::from_str(&args.params)?;
+    let services: Map<String, Value> = serde_json::from_str(&args.services)?;
+    let server_cpus = crate::affinity::parse_cpus(&args.server_cpus)?;
+    let cores = if server_cpus.is_empty() {
+        crate::affinity::allowed_cpus().len().max(1)
+    } else {
+        server_cpus.len()
+    };
+    let cell = Cell::read(&params, &server, cores)?;
+    let port = under_test::free_port()?;
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut env = vec![("ASYNCLAB_DB_POOL".to_string(), cell.db_pool.to_string())];
+    for (key, var) in [
+        ("database_url", "ASYNCLAB_DATABASE_URL"),
+        ("http_url", "ASYNCLAB_UPSTREAM_URL"),
+    ] {
+        if let Some(v) = services.get(key).and_then(Value::as_str) {
+            env.push((var.into(), v.into()));
+        }
+    }
+    std::fs::create_dir_all(&args.log_dir)?;
+    let launch = Launch {
+        name: server.name.clone(),
+        argv: server.argv(
+            &args.python.display().to_string(),
+            port,
+            cell.workers,
+            cell.threads,
+        ),
+        dir: args.dir.clone(),
+        env,
+        cpus: server_cpus.clone(),
+        log: args
+            .log_dir
+            .join(format!("{}-{}.log", server.name, std::process::id())),
+        owner: under_test::owner_value(std::os::unix::process::parent_id() as i32),
+    };
+    let mut running = RunningServer::start(&launch)?;
+    running.wait_ready(addr, START_TIMEOUT)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let load = Load {
+        addr,
+        endpoint: cell.endpoint.clone(),
+        connections: cell.connections,
+        rate_per_s: cell.rate_per_s,
+        duration: cell.duration,
+        timeout: cell.timeout,
+    };
+    if !cell.warmup.is_zero() {
+        let warm = rt.block_on(loadgen::run(&Load {
+            rate_per_s: 0.0,
+            duration: cell.warmup,
+            ..load.clone()
+        }));
+        if warm.samples.is_empty() {
+            anyhow::bail!(
+                "service {}: no correct answer to {} in {:.1} s of warm-up ({} errors, first: {}); its log: {}",
+                server.name,
+                load.endpoint.path(),
+                cell.warmup.as_secs_f64(),
+                warm.errors,
+                warm.error_samples.first().map_or("none", String::as_str),
+                running.log.display()
+            );
+        }
+    }
+    ctl.send(&json!({"event": "ready", "pid": std::process::id()}))?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    if line.trim() != "go" {
+        anyhow::bail!("expected 'go' on stdin, got {:?}", line.trim());
+    }
+    let tree_cpu = |r: &RunningServer| crate::runner::sampler::tree_runtime_s(r.pid());
+    let cpu_before = tree_cpu(&running);
+    let client_before = own_cpu_s();
+    let memory = MemoryWatch::start(running.pid());
+    let start = Instant::now();
+    let out = rt.block_on(loadgen::run(&load));
+    let inside = start.elapsed();
+    ctl.send(&json!({"event": "done"}))?;
+    let server_cpu_s = tree_cpu(&running) - cpu_before;
+    let client_cpu_s = own_cpu_s() - client_before;
+    let mem = memory.stop();
+    if let Some(status) = running.exited() {
+        anyhow::bail!(
+            "service {} exited under load ({status}); its log: {}",
+            server.name,
+            running.log.display()
+        );
+    }
+    let attempted = (out.samples.len() + out.errors).max(1) as f64;
+    let mut extra = json!({
+        "server": {
+            "name": server.name,
+            "kind": server.kind.name(),
+            "workers": cell.workers,
+            "threads": cell.threads,
+            "db_pool_per_worker": cell.db_pool,
+            "cpus": server_cpus,
+            "cpu_s": server_cpu_s,
+            "cpu_ms_per_request": server_cpu_s * 1000.0 / attempted,
+            "rss_mib": mem.peak_tree_mib,
+            "processes": mem.processes,
+            "rss_per_process_mib": mem.per_process_mib,
+        },
+        "client": {
+            "connections": cell.connections,
+            "connects": out.connects,
+            "cpu_s": client_cpu_s,
+            "cpu_share": client_cpu_s / inside.as_secs_f64().max(1e-9),
+            "max_start_lag_ms": out.max_start_lag_ms,
+        },
+        "achieved_rate_per_s": out.achieved_rate_per_s(&load),
+    });
+    let (kind, sets) = if load.rate_per_s > 0.0 {
+        let e = extra.as_object_mut().expect("an object");
+        e.insert("offered_rate_per_s".into(), load.rate_per_s.into());
+        e.insert("scheduled".into(), load.scheduled().into());
+        e.insert("abandoned".into(), out.abandoned.into());
+        let uncorrected: Vec<f64> = out.samples.iter().map(|s| s.service_ms()).collect();
+        ("open-loop-corrected", json!({"uncorrected": uncorrected}))
+    } else {
+        ("service", json!({}))
+    };
+    let latencies: Vec<f64> = out.samples.iter().map(|s| s.corrected_ms()).collect();
+    ctl.send(&json!({
+        "event": "result",
+        "ops": out.samples.len(),
+        "errors": out.errors,
+        "latencies_ms": latencies,
+        "latency_kind": kind,
+        "inside_wall_s": inside.as_secs_f64(),
+        "error_samples": out.error_samples,
+        "latency_sets_ms": sets,
+        "extra": extra,
+    }))?;
+    drop(running);
+    Ok(())
+}
+
+/// This process's CPU seconds (user + system).
+fn own_cpu_s() -> f64 {
+    crate::procfs::PidStat::read(std::process::id() as i32).map_or(0.0, |s| s.cpu_s(false))
+}
+
+/// The server tree's memory, read every [`MEMORY_EVERY`] on a thread of its own.
+struct MemoryWatch {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: std::thread::JoinHandle<Memory>,
+}
+
+/// What [`MemoryWatch`] saw.
+#[derive(Default)]
+struct Memory {
+    /// The largest sum of the tree's RSS at one reading, MiB.
+    peak_tree_mib: f64,
+    /// Processes in the tree at the last reading.
+    processes: usize,
+    /// Each process's largest RSS, MiB, largest first.
+    per_process_mib: Vec<f64>,
+}
+
+impl MemoryWatch {
+    fn start(root: i32) -> MemoryWatch {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut m = Memory::default();
+            let mut per: std::collections::BTreeMap<i32, f64> = Default::default();
+            loop {
+                let tree = crate::procfs::tree(root);
+                let mut sum = 0.0;
+                for &p in &tree {
+                    let mib = crate::procfs::status(p, "VmRSS").unwrap_or(0) as f64 / 1024.0;
+                    sum += mib;
+                    let e = per.entry(p).or_default();
+                    *e = e.max(mib);
+                }
+                m.peak_tree_mib = m.peak_tree_mib.max(sum);
+                m.processes = tree.len();
+                if flag.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                std::thread::sleep(MEMORY_EVERY);
+            }
+            m.per_process_mib = per.into_values().collect();
+            m.per_process_mib.sort_by(|a, b| b.total_cmp(a));
+            m
+        });
+        MemoryWatch { stop, handle }
+    }
+
+    fn stop(self) -> Memory {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.handle.join().unwrap_or_default()
+    }
+}
