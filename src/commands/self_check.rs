@@ -1,5 +1,6 @@
 //! `asynclab self-check` (`make bench`): the mock server's delay accuracy and throughput, its
-//! timer at a thousand requests in flight, and the delay line's overshoot, on this machine.
+//! timer at a thousand requests in flight, the delay line's overshoot, and the load
+//! generator's schedule at rates far above a Python service's, on this machine.
 //!
 //! The timer checks run [`REPEATS`] times and are judged on the median of their p99s, as the
 //! lab judges a cell on the median of its rounds: on a VM, one stall of the whole guest
@@ -73,6 +74,11 @@ pub fn execute(args: &SelfCheckArgs) -> anyhow::Result<i32> {
             &p99s,
             delay_check::bound_ms(rtt_ms),
         );
+    }
+    for rate in crate::loadgen::selfcheck::RATES_PER_S {
+        let check = crate::loadgen::selfcheck::check(rate)?;
+        println!("{check}");
+        fit &= check.is_fit();
     }
     drop(hold);
     Ok(if fit { 0 } else { 1 })

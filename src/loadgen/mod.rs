@@ -19,6 +19,7 @@
 //! millisecond late, where tokio's timer wheel is up to 2 ms late).
 
 pub mod check;
+pub mod selfcheck;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
