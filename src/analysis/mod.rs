@@ -48,6 +48,9 @@ pub struct Report<'a> {
     pub ceilings: Vec<network::CeilingRow>,
     /// Services under test: what each server cost beside what it served.
     pub services: Vec<services::ServiceRow>,
+    /// Services under test: the best sync server against the best async one along the round
+    /// trip (or the upstream's delay), and where the lead changes kind.
+    pub service_crossovers: Vec<services::KindCrossover>,
     /// The machine-speed probe over every run, when runs were probed.
     pub machine_speed: Option<speed::ProbeRange>,
     /// The environment's warnings, the machine's speed when it moved, then every cell's.
@@ -112,6 +115,10 @@ pub fn analyze(results: &Results) -> Report<'_> {
         network: network::analyze(&results.cells, &decisions, &results.ceilings),
         ceilings: network::ceiling_rows(&results.cells, &results.ceilings),
         services: services::rows(&results.cells.iter().collect::<Vec<_>>()),
+        service_crossovers: services::kind_crossovers(
+            &results.cells.iter().collect::<Vec<_>>(),
+            rule,
+        ),
         decisions,
         machine_speed,
         warnings,

@@ -146,6 +146,7 @@ pub fn build(r: &Report) -> Doc {
     );
     sections.extend(r.loops.iter().map(runtime_tables::loop_section));
     sections.extend(service_tables::section(&r.services));
+    sections.extend(service_tables::crossover_sections(&r.service_crossovers));
     sections.extend(sweep_tables::sections(&r.sweeps));
     sections.extend(network_tables::sections(&r.network));
     sections.extend(network_tables::ceiling_section(&r.ceilings));

@@ -1,9 +1,10 @@
 //! The services-under-test section: per cell, the server's workers and database connections,
 //! its CPU per request and memory, and the load generator's own CPU share.
 
-use super::markup::{Section, Table};
-use crate::analysis::services::{ServiceRow, CLIENT_BUSY_SHARE};
-use crate::format::num;
+use super::markup::{Cell, Section, Table};
+use super::scenario_tables::verdict_mark;
+use crate::analysis::services::{finding, KindCrossover, ServiceRow, CLIENT_BUSY_SHARE};
+use crate::format::{num, rate};
 
 /// The section; None when no run drove a service under test.
 pub fn section(rows: &[ServiceRow]) -> Option<Section> {
@@ -52,4 +53,49 @@ pub fn section(rows: &[ServiceRow]) -> Option<Section> {
     }
     out.table(t);
     Some(out)
+}
+
+/// One section per setting: the best sync server against the best async one at each value of
+/// the axis, and the crossover finding.
+pub fn crossover_sections(xs: &[KindCrossover]) -> Vec<Section> {
+    xs.iter()
+        .map(|x| {
+            let at = if x.setting.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", x.setting)
+            };
+            let mut out = Section::new(
+                format!("{}: sync against async servers (Python {}{at})", x.scenario, x.python),
+                Some(&x.scenario),
+            );
+            out.para(format!("**{}**", finding(x)));
+            out.para("At each setting, the sync server and the async server with the highest median throughput (closed loop: what each serves with every connection busy, its capacity), compared round by round: async over sync, with the 95% interval and the verdict of every other table.");
+            let axis = if x.axis.is_empty() { "setting" } else { x.axis.as_str() };
+            let mut t = Table::new([axis, "best sync", "best async", "async / sync (95% CI)"]);
+            for p in &x.points {
+                let ratio = match &p.async_vs_sync {
+                    Some(c) => Cell::marked(
+                        format!(
+                            "{}× [{}–{}], {}",
+                            num(c.ratio.ratio),
+                            num(c.ratio.ci95_low),
+                            num(c.ratio.ci95_high),
+                            c.verdict.text()
+                        ),
+                        verdict_mark(&c.verdict),
+                    ),
+                    None => "fewer than two rounds".into(),
+                };
+                t.row([
+                    Cell::from(if x.axis.is_empty() { "–".to_string() } else { rate(p.at) }),
+                    p.best_sync.clone().into(),
+                    p.best_async.clone().into(),
+                    ratio,
+                ]);
+            }
+            out.table(t);
+            out
+        })
+        .collect()
 }

@@ -71,7 +71,8 @@ pub fn check(rate_per_s: f64) -> anyhow::Result<GeneratorCheck> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let cpu = || crate::procfs::PidStat::read(std::process::id() as i32).map_or(0.0, |s| s.cpu_s(false));
+    let cpu =
+        || crate::procfs::PidStat::read(std::process::id() as i32).map_or(0.0, |s| s.cpu_s(false));
     let before = cpu();
     let out = rt.block_on(run(&load));
     // The mock server runs on threads of this process too: its share is counted here.
