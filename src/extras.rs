@@ -63,6 +63,9 @@ pub struct ServerFigures {
     pub threads: u64,
     /// Database connections per worker process.
     pub db_pool_per_worker: u64,
+    /// Keep-alive connections to the upstream per worker process.
+    #[serde(default)]
+    pub upstream_pool_per_worker: u64,
     /// CPUs it was pinned to (empty: not pinned).
     pub cpus: Vec<usize>,
     /// CPU seconds of its process tree over the timed load.

@@ -183,6 +183,7 @@ fn fully_populated() -> Results {
             workers: 1,
             threads: 1,
             db_pool_per_worker: 10,
+            upstream_pool_per_worker: 100,
             cpus: vec![1],
             cpu_s: 1.5,
             cpu_ms_per_request: 0.3,

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::comparison::{self, Comparison, Rule};
+use super::comparison::{self, Comparison, Rule, Verdict};
 use super::measured::MeasuredRuns;
 use crate::results::Cell;
 use crate::stats::median;
@@ -257,8 +257,16 @@ pub fn finding(x: &KindCrossover) -> String {
             "No crossover up to {}: sync servers led significantly where any kind did.",
             name(top).trim_start_matches("at ")
         ),
+        None if x.points.iter().all(|p| {
+            p.async_vs_sync
+                .as_ref()
+                .is_none_or(|c| c.verdict == Verdict::TooFewRounds)
+        }) =>
+        {
+            "Too few rounds to tell which kind leads: no difference could have been significant with this many; raise --rounds.".to_string()
+        }
         None => format!(
-            "No kind led significantly up to {}: within what these rounds can tell, sync and async servers served alike.",
+            "No kind led significantly up to {}: these rounds cannot tell sync and async servers apart there.",
             name(top).trim_start_matches("at ")
         ),
     }

@@ -79,6 +79,10 @@ pub struct Server {
     /// Database connections per worker process (the parameter `db_pool` overrides it).
     #[serde(default = "one")]
     pub db_pool: Count,
+    /// Keep-alive connections to the upstream per worker process (the parameter
+    /// `upstream_pool` overrides it); default: one per thread.
+    #[serde(default)]
+    pub upstream_pool: Option<Count>,
     /// The catalogue file it came from, for messages; `None`: the built-in one.
     #[serde(skip)]
     pub catalogue: Option<std::path::PathBuf>,
@@ -136,6 +140,10 @@ impl Server {
             ("workers", &self.workers),
             ("threads", &self.threads),
             ("db_pool", &self.db_pool),
+            (
+                "upstream_pool",
+                self.upstream_pool.as_ref().unwrap_or(&self.threads),
+            ),
         ] {
             if c.resolve(1).is_none_or(|n| n < 1) {
                 anyhow::bail!(

@@ -66,6 +66,7 @@ struct Cell {
     workers: usize,
     threads: usize,
     db_pool: usize,
+    upstream_pool: usize,
 }
 
 fn num(p: &Map<String, Value>, key: &str, default: f64) -> anyhow::Result<f64> {
@@ -113,6 +114,10 @@ impl Cell {
             workers: count("workers", &server.workers)?,
             threads: count("threads", &server.threads)?,
             db_pool: count("db_pool", &server.db_pool)?,
+            upstream_pool: count(
+                "upstream_pool",
+                server.upstream_pool.as_ref().unwrap_or(&server.threads),
+            )?,
         })
     }
 }
@@ -165,7 +170,13 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
     let cell = Cell::read(&params, &server, cores)?;
     let port = under_test::free_port()?;
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-    let mut env = vec![("ASYNCLAB_DB_POOL".to_string(), cell.db_pool.to_string())];
+    let mut env = vec![
+        ("ASYNCLAB_DB_POOL".to_string(), cell.db_pool.to_string()),
+        (
+            "ASYNCLAB_UPSTREAM_POOL".to_string(),
+            cell.upstream_pool.to_string(),
+        ),
+    ];
     for (key, var) in [
         ("database_url", "ASYNCLAB_DATABASE_URL"),
         ("http_url", "ASYNCLAB_UPSTREAM_URL"),
@@ -254,6 +265,7 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
             "workers": cell.workers,
             "threads": cell.threads,
             "db_pool_per_worker": cell.db_pool,
+            "upstream_pool_per_worker": cell.upstream_pool,
             "cpus": server_cpus,
             "cpu_s": server_cpu_s,
             "cpu_ms_per_request": server_cpu_s * 1000.0 / attempted,
