@@ -255,3 +255,37 @@ fn owner_of(proc_dir: &Path) -> Option<Owner> {
         pid_ns: procfs::pid_namespace(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sweep_kills_servers_whose_driver_is_gone_and_spares_live_ones() {
+        // A spawned child shows its own environment once it has exec'd.
+        let spawn = |owner: String| {
+            let child = Command::new("sleep")
+                .arg("60")
+                .env(OWNER_VAR, owner)
+                .spawn()
+                .unwrap();
+            let proc_dir = PathBuf::from(format!("/proc/{}", child.id()));
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while owner_of(&proc_dir).is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            child
+        };
+        // A driver that is gone: this process's pid with a start time it never had.
+        let me = std::process::id() as i32;
+        let mut orphan = spawn(format!("{me}:1:{}", procfs::boot_id()));
+        let mut owned = spawn(owner_value(me));
+        let swept = sweep_orphans();
+        assert!(swept.contains(&(orphan.id() as i32)), "{swept:?}");
+        assert!(!swept.contains(&(owned.id() as i32)), "{swept:?}");
+        assert!(orphan.wait().is_ok());
+        assert_eq!(owned.try_wait().unwrap(), None, "a live driver's server runs on");
+        owned.kill().unwrap();
+        owned.wait().unwrap();
+    }
+}
