@@ -10,7 +10,7 @@ import time
 import pytest
 
 import dbutil
-from service_runner import SERVERS, SERVICES, STOP_WITHIN_S, Service, service_env
+from service_runner import SERVERS, SERVICES, STOP_WITHIN_S, Service, free_port, service_env
 
 sys.path.insert(0, str(SERVICES))
 import handlers  # noqa: E402 - workloads/services/ is put on the path just above
@@ -99,5 +99,22 @@ def test_a_request_in_flight_does_not_keep_the_server_past_sigterm(name, http_ur
         left = service.stop()
         assert not left, f"{name}: {STOP_WITHIN_S} s after SIGTERM still running: {left}"
         slow.join(timeout=5)
+    finally:
+        service.kill()
+
+
+@pytest.mark.parametrize("name", list(SERVERS))
+def test_a_failing_backend_is_answered_500_not_left_hanging(name):
+    closed = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    service = Service(name, service_env(ASYNCLAB_UPSTREAM_URL=closed))
+    try:
+        service.wait_ready()
+        started = time.monotonic()
+        failed = service.get("/upstream?delay_ms=0")
+        assert (failed.status, failed.content_type) == (500, "text/plain"), failed.body
+        assert failed.body.startswith(b"handler error: ") and b"\n" not in failed.body
+        assert time.monotonic() - started < 5
+        assert service.get("/plain").status == 200  # the worker still serves
+        assert not service.stop()
     finally:
         service.kill()
