@@ -52,7 +52,8 @@ test-docker: docker-image
 test-netem: envs
 	$(CARGO) test --release --locked --test netem_crosscheck -- --ignored
 
-DB_PYTESTS := workloads/tests/test_db.py workloads/tests/test_greenlet_trap.py workloads/tests/test_latency_tail.py
+DB_PYTESTS := workloads/tests/test_db.py workloads/tests/test_greenlet_trap.py workloads/tests/test_latency_tail.py \
+	workloads/tests/test_services_db.py
 
 test-py: envs
 	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q -rs workloads/tests $(addprefix --ignore=,$(DB_PYTESTS))

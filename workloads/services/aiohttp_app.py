@@ -1,77 +1,116 @@
-"""The aiohttp.web service under test, run by gunicorn's `aiohttp.GunicornUVLoopWebWorker`.
+"""The aiohttp service under test: an aiohttp.web app for gunicorn's GunicornUVLoopWebWorker.
 
-`make_app` is the application factory gunicorn calls in each worker; an asyncpg pool of
-`ASYNCLAB_DB_POOL` connections and an aiohttp client session to the upstream live in its
-cleanup context.
+Served as `aiohttp_app:make_app` (the worker awaits the factory in each worker process). Clients
+are opened in a cleanup context, one set per worker: an asyncpg pool (ASYNCLAB_DB_POOL
+connections) and an aiohttp.ClientSession (ASYNCLAB_UPSTREAM_POOL keep-alive connections;
+requests beyond that wait for one).
 """
 
 from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import aiohttp
 import asyncpg
 from aiohttp import web
 
 import handlers
+from handlers import CONFIG
 
-JSON = "application/json"
-DB = web.AppKey("db", object)
-HTTP = web.AppKey("http", aiohttp.ClientSession)
-
-
-async def resources(app: web.Application):
-    connector = aiohttp.TCPConnector(limit=handlers.UPSTREAM_POOL)
-    async with aiohttp.ClientSession(connector=connector) as session:
-        app[HTTP] = session
-        app[DB] = None
-        yield
-        if app[DB] is not None:
-            await app[DB].close()
+DB = web.AppKey("db", asyncpg.Pool)
+UPSTREAM = web.AppKey("upstream", aiohttp.ClientSession)
 
 
-async def db_pool(app: web.Application) -> asyncpg.Pool:
-    if app[DB] is None:
-        app[DB] = await asyncpg.create_pool(
-            handlers.need_database(), min_size=handlers.DB_POOL, max_size=handlers.DB_POOL
+def answer(body: bytes, content_type: str = handlers.JSON_TYPE, status: int = 200) -> web.Response:
+    # An explicit header keeps the content type exactly as given, with no charset appended.
+    return web.Response(body=body, status=status, headers={"Content-Type": content_type})
+
+
+def endpoint(
+    func: Callable[[web.Request], Awaitable[bytes]],
+) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """A JSON endpoint whose failures are answered by handlers.error_answer."""
+
+    async def wrapped(request: web.Request) -> web.Response:
+        try:
+            return answer(await func(request))
+        except Exception as exc:
+            status, body = handlers.error_answer(exc)
+            return answer(body, handlers.PLAIN_TYPE, status)
+
+    return wrapped
+
+
+async def plain(request: web.Request) -> web.Response:
+    return answer(handlers.PLAIN_BODY, handlers.PLAIN_TYPE)
+
+
+@endpoint
+async def db(request: web.Request) -> bytes:
+    pool = request.app.get(DB)
+    if pool is None:
+        CONFIG.require_database()
+    raw = request.query.get("queries")
+    ids = handlers.random_ids(handlers.clamp_queries(raw))
+    async with pool.acquire(timeout=handlers.WAIT_TIMEOUT_S) as conn:
+        rows = []
+        for id_ in ids:
+            row = await conn.fetchrow(
+                handlers.ITEM_SQL_DOLLAR, id_, timeout=handlers.WAIT_TIMEOUT_S
+            )
+            rows.append((row[0], row[1]))
+    return handlers.json_body(handlers.db_answer(rows, many=raw is not None))
+
+
+@endpoint
+async def upstream(request: web.Request) -> bytes:
+    session = request.app.get(UPSTREAM)
+    if session is None:
+        CONFIG.require_upstream()
+    delay_ms, nbytes = handlers.upstream_params(
+        request.query.get("delay_ms"), request.query.get("bytes")
+    )
+    timeout = aiohttp.ClientTimeout(total=handlers.upstream_timeout(delay_ms))
+    url = CONFIG.upstream_url + handlers.upstream_path(delay_ms, nbytes)
+    async with session.get(url, timeout=timeout) as resp:
+        body = await resp.read()
+    return handlers.json_body(handlers.upstream_answer(resp.status, body))
+
+
+@endpoint
+async def cpu(request: web.Request) -> bytes:
+    items = handlers.clamp_items(request.query.get("items"))
+    return handlers.json_body(handlers.render_cpu(items))
+
+
+async def clients(app: web.Application) -> AsyncIterator[None]:
+    """This worker's clients for its lifetime; a database that cannot be reached fails start."""
+    pool = session = None
+    if CONFIG.database_url:
+        pool = await asyncpg.create_pool(
+            CONFIG.database_url, min_size=CONFIG.db_pool, max_size=CONFIG.db_pool,
+            timeout=handlers.WAIT_TIMEOUT_S,
+        )  # fmt: skip
+        app[DB] = pool
+    if CONFIG.upstream_url:
+        connector = aiohttp.TCPConnector(
+            limit=CONFIG.upstream_pool, limit_per_host=CONFIG.upstream_pool
         )
-    return app[DB]
-
-
-@web.middleware
-async def unavailable(request: web.Request, handler):
+        session = aiohttp.ClientSession(connector=connector)
+        app[UPSTREAM] = session
     try:
-        return await handler(request)
-    except handlers.Unavailable as exc:
-        return web.Response(text=str(exc), status=503)
-
-
-async def plain(_request: web.Request) -> web.Response:
-    return web.Response(body=handlers.PLAIN_BODY, content_type="text/plain")
-
-
-async def db(request: web.Request) -> web.Response:
-    queries = handlers.queries_of(request.query.get("queries"))
-    ids = handlers.random_ids(queries or 1)
-    pool = await db_pool(request.app)
-    async with pool.acquire() as conn:
-        rows = [tuple(await conn.fetchrow(handlers.SQL_ASYNCPG, i)) for i in ids]
-    return web.Response(body=handlers.db_answer(rows, queries), content_type=JSON)
-
-
-async def upstream(request: web.Request) -> web.Response:
-    q = request.query
-    url = handlers.upstream_target(q.get("delay_ms"), q.get("bytes"))
-    async with request.app[HTTP].get(url) as r:
-        body = await r.read()
-    return web.Response(body=handlers.upstream_answer(r.status, body), content_type=JSON)
-
-
-async def cpu(request: web.Request) -> web.Response:
-    return web.Response(body=handlers.cpu_answer(request.query.get("items")), content_type=JSON)
+        yield
+    finally:
+        if session is not None:
+            await session.close()
+        if pool is not None:
+            await pool.close()
 
 
 async def make_app() -> web.Application:
-    app = web.Application(middlewares=[unavailable])
-    app.cleanup_ctx.append(resources)
+    """The app of one worker process (gunicorn's aiohttp worker awaits this)."""
+    app = web.Application()
+    app.cleanup_ctx.append(clients)
     app.router.add_get("/plain", plain)
     app.router.add_get("/db", db)
     app.router.add_get("/upstream", upstream)

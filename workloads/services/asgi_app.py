@@ -1,87 +1,120 @@
-"""The async service under test: Starlette (ASGI), for uvicorn and granian.
+"""The asyncio service under test: a Starlette ASGI app for uvicorn and granian.
 
-Starlette rather than FastAPI: FastAPI is Starlette plus request validation and dependency
-injection, whose cost is framework overhead on every request, not the sync-or-async question
-this service answers. An asyncpg pool of `ASYNCLAB_DB_POOL` connections and an aiohttp client
-session to the upstream are opened in the lifespan of each worker process: the same client as
-`aiohttp_app`, so the async servers differ in the server alone (httpx, FastAPI's usual client,
-spent about ten times aiohttp's CPU per call at 100 concurrent calls here: docs/services.md).
+Starlette rather than FastAPI: FastAPI adds request validation and dependency injection on top of
+Starlette, and their cost is framework overhead, not the sync-versus-asyncio question the lab asks;
+the WSGI side (Flask) carries no such layer either. Clients are opened in the lifespan, one set
+per worker process: an asyncpg pool (ASYNCLAB_DB_POOL connections) and an aiohttp.ClientSession
+(ASYNCLAB_UPSTREAM_POOL keep-alive connections; requests beyond that wait for one). The same
+client as aiohttp_app, so the async servers differ in the server alone: httpx, FastAPI's usual
+client, spent about ten times aiohttp's CPU per call at 100 concurrent calls (docs/services.md).
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import aiohttp
 import asyncpg
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 import handlers
+from handlers import CONFIG
 
-JSON = "application/json"
-state: dict[str, object] = {}
+
+def answer(body: bytes, content_type: str = handlers.JSON_TYPE, status: int = 200) -> Response:
+    # An explicit content-type header: Starlette appends "; charset=utf-8" to a text/ media_type.
+    return Response(body, status_code=status, headers={"content-type": content_type})
+
+
+def endpoint(func: Callable[[Request], Awaitable[bytes]]) -> Callable[[Request], Awaitable]:
+    """A JSON endpoint whose failures are answered by handlers.error_answer."""
+
+    async def wrapped(request: Request) -> Response:
+        try:
+            return answer(await func(request))
+        except Exception as exc:
+            status, body = handlers.error_answer(exc)
+            return answer(body, handlers.PLAIN_TYPE, status)
+
+    return wrapped
+
+
+async def plain(request: Request) -> Response:
+    return answer(handlers.PLAIN_BODY, handlers.PLAIN_TYPE)
+
+
+@endpoint
+async def db(request: Request) -> bytes:
+    pool: asyncpg.Pool | None = request.app.state.db
+    if pool is None:
+        CONFIG.require_database()
+    raw = request.query_params.get("queries")
+    ids = handlers.random_ids(handlers.clamp_queries(raw))
+    async with pool.acquire(timeout=handlers.WAIT_TIMEOUT_S) as conn:
+        rows = []
+        for id_ in ids:
+            row = await conn.fetchrow(
+                handlers.ITEM_SQL_DOLLAR, id_, timeout=handlers.WAIT_TIMEOUT_S
+            )
+            rows.append((row[0], row[1]))
+    return handlers.json_body(handlers.db_answer(rows, many=raw is not None))
+
+
+@endpoint
+async def upstream(request: Request) -> bytes:
+    session: aiohttp.ClientSession | None = request.app.state.upstream
+    if session is None:
+        CONFIG.require_upstream()
+    delay_ms, nbytes = handlers.upstream_params(
+        request.query_params.get("delay_ms"), request.query_params.get("bytes")
+    )
+    timeout = aiohttp.ClientTimeout(total=handlers.upstream_timeout(delay_ms))
+    url = CONFIG.upstream_url + handlers.upstream_path(delay_ms, nbytes)
+    async with session.get(url, timeout=timeout) as resp:
+        body = await resp.read()
+    return handlers.json_body(handlers.upstream_answer(resp.status, body))
+
+
+@endpoint
+async def cpu(request: Request) -> bytes:
+    items = handlers.clamp_items(request.query_params.get("items"))
+    return handlers.json_body(handlers.render_cpu(items))
 
 
 @contextlib.asynccontextmanager
-async def lifespan(_app: Starlette):
-    connector = aiohttp.TCPConnector(limit=handlers.UPSTREAM_POOL)
-    async with aiohttp.ClientSession(connector=connector) as session:
-        state["http"] = session
-        state["db"] = None
-        try:
-            yield
-        finally:
-            if state["db"] is not None:
-                await state["db"].close()
-
-
-async def db_pool() -> asyncpg.Pool:
-    if state["db"] is None:
-        state["db"] = await asyncpg.create_pool(
-            handlers.need_database(), min_size=handlers.DB_POOL, max_size=handlers.DB_POOL
-        )
-    return state["db"]
-
-
-async def unavailable(_request: Request, exc: Exception) -> Response:
-    return PlainTextResponse(str(exc), status_code=503)
-
-
-async def plain(_request: Request) -> Response:
-    return PlainTextResponse(handlers.PLAIN_BODY)
-
-
-async def db(request: Request) -> Response:
-    queries = handlers.queries_of(request.query_params.get("queries"))
-    ids = handlers.random_ids(queries or 1)
-    pool = await db_pool()
-    async with pool.acquire() as conn:
-        rows = [tuple(await conn.fetchrow(handlers.SQL_ASYNCPG, i)) for i in ids]
-    return Response(handlers.db_answer(rows, queries), media_type=JSON)
-
-
-async def upstream(request: Request) -> Response:
-    q = request.query_params
-    url = handlers.upstream_target(q.get("delay_ms"), q.get("bytes"))
-    async with state["http"].get(url) as r:
-        body = await r.read()
-    return Response(handlers.upstream_answer(r.status, body), media_type=JSON)
-
-
-async def cpu(request: Request) -> Response:
-    return Response(handlers.cpu_answer(request.query_params.get("items")), media_type=JSON)
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    """This worker's clients for its lifetime; a database that cannot be reached fails start."""
+    app.state.db = app.state.upstream = None
+    async with contextlib.AsyncExitStack() as stack:
+        if CONFIG.database_url:
+            app.state.db = await stack.enter_async_context(
+                asyncpg.create_pool(
+                    CONFIG.database_url,
+                    min_size=CONFIG.db_pool,
+                    max_size=CONFIG.db_pool,
+                    timeout=handlers.WAIT_TIMEOUT_S,
+                )
+            )
+        if CONFIG.upstream_url:
+            connector = aiohttp.TCPConnector(
+                limit=CONFIG.upstream_pool, limit_per_host=CONFIG.upstream_pool
+            )
+            app.state.upstream = await stack.enter_async_context(
+                aiohttp.ClientSession(connector=connector)
+            )
+        yield
 
 
 app = Starlette(
     routes=[
-        Route("/plain", plain),
-        Route("/db", db),
-        Route("/upstream", upstream),
-        Route("/cpu", cpu),
+        Route("/plain", plain, methods=["GET"]),
+        Route("/db", db, methods=["GET"]),
+        Route("/upstream", upstream, methods=["GET"]),
+        Route("/cpu", cpu, methods=["GET"]),
     ],
     lifespan=lifespan,
-    exception_handlers={handlers.Unavailable: unavailable},
 )
