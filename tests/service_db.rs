@@ -40,7 +40,15 @@ rtt_ms = [0, {RTT_MS}]
     .unwrap();
     let dir = tmp.path().join("run");
     bin()
-        .args(["run", "--scenario", "svc_db", "--rounds", "4", "--warmups", "0"])
+        .args([
+            "run",
+            "--scenario",
+            "svc_db",
+            "--rounds",
+            "4",
+            "--warmups",
+            "0",
+        ])
         .arg("--catalogue")
         .arg(&cat)
         .arg("--out")
@@ -86,7 +94,10 @@ rtt_ms = [0, {RTT_MS}]
     let at: Vec<f64> = x.points.iter().map(|p| p.at).collect();
     assert_eq!(at, [0.0, RTT_MS]);
     for p in &x.points {
-        assert_eq!((p.best_sync.as_str(), p.best_async.as_str()), ("gunicorn_gthread", "uvicorn"));
+        assert_eq!(
+            (p.best_sync.as_str(), p.best_async.as_str()),
+            ("gunicorn_gthread", "uvicorn")
+        );
         let c = p.async_vs_sync.as_ref().expect("four rounds compare");
         assert_ne!(
             c.verdict,

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use serde_json::{json, Map, Value};
 
+use crate::catalogue::servers::Count;
 use crate::catalogue::Server;
 use crate::loadgen::{self, Endpoint, Load};
 use crate::services::under_test::{self, Launch, RunningServer};
@@ -95,13 +96,25 @@ impl Cell {
                 Endpoint::NAMES.join(", ")
             )
         })?;
-        // 0 (or absent) takes the server's rule.
-        let count = |key: &str, rule: &crate::catalogue::servers::Count| -> anyhow::Result<usize> {
-            match num(p, key, 0.0)? as usize {
-                0 => rule
-                    .resolve(cores)
-                    .ok_or_else(|| anyhow::anyhow!("server {}: {key} rule {rule:?}", server.name)),
-                n => Ok(n),
+        // 0 (or absent) takes the server's rule; a string is a rule of its own ("4*cores").
+        let count = |key: &str, rule: &Count| -> anyhow::Result<usize> {
+            let bad = |r: &Count| {
+                anyhow::anyhow!(
+                    "server {}: {key} = {r:?}: give a number from 1 or a rule like \"2*cores+1\"",
+                    server.name
+                )
+            };
+            match p.get(key) {
+                Some(Value::String(r)) => {
+                    let own = Count::Rule(r.clone());
+                    own.resolve(cores)
+                        .filter(|n| *n >= 1)
+                        .ok_or_else(|| bad(&own))
+                }
+                _ => match num(p, key, 0.0)? as usize {
+                    0 => rule.resolve(cores).ok_or_else(|| bad(rule)),
+                    n => Ok(n),
+                },
             }
         };
         Ok(Cell {

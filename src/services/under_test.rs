@@ -284,7 +284,11 @@ mod tests {
         assert!(swept.contains(&(orphan.id() as i32)), "{swept:?}");
         assert!(!swept.contains(&(owned.id() as i32)), "{swept:?}");
         assert!(orphan.wait().is_ok());
-        assert_eq!(owned.try_wait().unwrap(), None, "a live driver's server runs on");
+        assert_eq!(
+            owned.try_wait().unwrap(),
+            None,
+            "a live driver's server runs on"
+        );
         owned.kill().unwrap();
         owned.wait().unwrap();
     }
