@@ -201,15 +201,43 @@ fn memory_per_unit(out: &mut Section, s: &ScenarioReport) {
     out.table(t);
 }
 
+/// What each latency kind measures from, as the notes under the latency tables say it.
+const LATENCY_KINDS: [(&str, &str); 5] = [
+    ("service", "*service*: from the moment each request was actually sent."),
+    ("open-loop-corrected", "*open-loop-corrected*: from each request's intended start on the fixed schedule, so waiting behind slow requests counts (wrk2's rule)."),
+    ("uncorrected", "*uncorrected*: from the actual send of an open-loop request, what a closed-loop client reports of it."),
+    ("from_batch", "*from_batch*: from the moment the whole batch was asked for, so it includes waiting for a worker or a connection — a p50 that counts queueing as latency."),
+    ("since-start", "*since-start*: from the start of the timed run."),
+];
+
 fn latency_sets(out: &mut Section, s: &ScenarioReport) {
     let (names, cells) = &s.latency_sets;
     if cells.is_empty() {
         return;
     }
+    // The main column's kind: the cells' own (`service` closed loop, `open-loop-corrected`
+    // open loop), named as it is, never assumed.
+    let mut kinds: Vec<String> = cells
+        .iter()
+        .filter_map(|c| {
+            c.summary
+                .as_ref()?
+                .latency_ms
+                .as_ref()
+                .map(|l| l.kind.clone())
+        })
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    let main = if kinds.len() == 1 {
+        kinds[0].clone()
+    } else {
+        "main (the cell's own kind)".to_string()
+    };
     let mut head = vec![
         "variant".to_string(),
         "setting".into(),
-        "service p50 / p95 / p99 / max ms".into(),
+        format!("{main} p50 / p95 / p99 / max ms"),
     ];
     head.extend(
         names
@@ -240,7 +268,17 @@ fn latency_sets(out: &mut Section, s: &ScenarioReport) {
         t.row(row);
     }
     out.table(t);
-    out.para("*service*: from the moment each request was actually sent. *from_batch*: from the moment the whole batch was asked for, so it includes waiting for a worker or a connection — a p50 that counts queueing as latency.");
+    let shown: Vec<&str> = kinds
+        .iter()
+        .map(String::as_str)
+        .chain(names.iter().map(String::as_str))
+        .collect();
+    let notes: Vec<&str> = LATENCY_KINDS
+        .iter()
+        .filter(|(k, _)| shown.contains(k))
+        .map(|(_, text)| *text)
+        .collect();
+    out.para(notes.join(" "));
 }
 
 fn correctness(out: &mut Section, s: &ScenarioReport) {
