@@ -73,8 +73,13 @@ test: lint test-rust test-py test-db
 snapshots:
 	INSTA_UPDATE=always $(CARGO) test --locked --lib -- export::tests compare::tests
 
-bench: build
-	$(BIN) self-check
+# oha, the outside load generator the lab's own is cross-checked against (`make bench`).
+OHA := $(TOOLS)/bin/oha
+$(OHA):
+	$(CARGO) install oha --locked --version 1.16.0 --root $(TOOLS)
+
+bench: envs $(OHA)
+	$(BIN) self-check --oha $(OHA) --python $$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1)
 
 # PostgreSQL in Docker (compose/): build asynclab/postgres:15-debian from Debian packages (no
 # registry needed; reused while unchanged), or run it as a server to iterate against:

@@ -7,8 +7,13 @@
 //! (1–15 ms, seen a few times an hour on the 2-core VM) lands in a single repeat's p99, and
 //! every repeat is printed.
 
+mod oha;
+
+use std::path::PathBuf;
+
 use clap::Args;
 
+use crate::loadgen::selfcheck as generator;
 use crate::services::wake_hold::WakeHold;
 use crate::services::{delay_check, selfcheck};
 use crate::stats::percentile::median;
@@ -23,6 +28,16 @@ pub struct SelfCheckArgs {
     /// are in use (to see what it buys on this machine).
     #[arg(long)]
     pub no_wake_hold: bool,
+    /// Also cross-check the load generator against oha at this path (`make bench` installs
+    /// it): both drive uvicorn open loop at half its capacity; p50 and p99 must agree.
+    #[arg(long, value_name = "PATH", requires = "python")]
+    pub oha: Option<PathBuf>,
+    /// The environment's Python the cross-check runs uvicorn with.
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Folder with catalogue.toml and the services' apps.
+    #[arg(long, default_value = "workloads")]
+    pub workloads: PathBuf,
 }
 
 /// Measures and prints each report; 1 when any is not fit for measuring.
@@ -75,10 +90,22 @@ pub fn execute(args: &SelfCheckArgs) -> anyhow::Result<i32> {
             delay_check::bound_ms(rtt_ms),
         );
     }
-    for rate in crate::loadgen::selfcheck::RATES_PER_S {
-        let check = crate::loadgen::selfcheck::check(rate)?;
-        println!("{check}");
-        fit &= check.is_fit();
+    for rate in generator::RATES_PER_S {
+        let mut p99s = Vec::new();
+        for repeat in 1..=REPEATS {
+            let check = generator::check(rate)?;
+            println!("repeat {repeat} of {REPEATS}: {check}");
+            fit &= check.lost == 0;
+            p99s.push(check.overshoot_p99_ms);
+        }
+        fit &= judged(
+            &format!("load generator at {rate:.0}/s: corrected p99 above the server's delay"),
+            &p99s,
+            generator::MAX_OVERSHOOT_P99_MS,
+        );
+    }
+    if let (Some(path), Some(python)) = (&args.oha, &args.python) {
+        fit &= oha::check(path, &args.workloads, python)?;
     }
     drop(hold);
     Ok(if fit { 0 } else { 1 })

@@ -10,7 +10,7 @@ use crate::services::mock_http::MockHttp;
 use crate::stats::percentile;
 
 /// The rates the check offers, per second.
-pub const RATES_PER_S: [f64; 2] = [5_000.0, 20_000.0];
+pub const RATES_PER_S: [f64; 2] = [5_000.0, 10_000.0];
 /// Keep-alive connections it holds.
 pub const CONNECTIONS: usize = 100;
 /// The mock server's delay per answer, ms.
