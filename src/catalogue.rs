@@ -220,8 +220,8 @@ fn default_timeout_s() -> f64 {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Catalogue {
-    /// Scenarios in catalogue order.
-    #[serde(rename = "scenario")]
+    /// Scenarios in catalogue order (a user catalogue may hold only servers).
+    #[serde(rename = "scenario", default)]
     pub scenarios: Vec<Scenario>,
     /// Services under test, which `loadgen` scenarios name as variants.
     #[serde(rename = "server", default)]

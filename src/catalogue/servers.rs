@@ -184,4 +184,34 @@ mod tests {
         assert_eq!(rule("two").resolve(2), None);
         assert_eq!(rule("2cores").resolve(2), None);
     }
+
+    fn server(command: &[&str], workers: Count) -> Server {
+        Server {
+            name: "s".into(),
+            title: "t".into(),
+            kind: ServerKind::Sync,
+            command: command.iter().map(|a| a.to_string()).collect(),
+            dir: default_dir(),
+            workers,
+            threads: one(),
+            db_pool: one(),
+            upstream_pool: None,
+            catalogue: None,
+        }
+    }
+
+    #[test]
+    fn a_bad_server_gets_one_line_naming_it_and_the_fix() {
+        let ok = server(&["{python}", "app.py", "{port}"], Count::Fixed(1));
+        assert!(ok.check().is_ok());
+        assert_eq!(
+            ok.argv("/py", 80, 3, 2),
+            ["/py", "app.py", "80"].map(String::from)
+        );
+        let err = |s: Server| s.check().unwrap_err().to_string();
+        assert!(err(server(&["{python}", "app.py"], Count::Fixed(1))).contains("{port}"));
+        assert!(err(server(&["{python}", "{prot}", "{port}"], Count::Fixed(1))).contains("{prot}"));
+        assert!(err(server(&["{port}"], Count::Rule("many".into()))).contains("2*cores+1"));
+        assert!(err(server(&["{port}"], Count::Fixed(0))).contains("workers"));
+    }
 }
