@@ -33,6 +33,22 @@ pub fn pin_this_thread(cpus: &[usize]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// What a spawned child does between fork and exec (call it from `pre_exec`): die with its
+/// parent (`PR_SET_PDEATHSIG`), and move to `pin` when given. Only async-signal-safe calls;
+/// the set is built before the fork ([`cpu_set`]).
+pub fn in_child(pin: Option<&libc::cpu_set_t>) -> std::io::Result<()> {
+    // SAFETY: prctl and sched_setaffinity are async-signal-safe; `set` is a valid cpu_set_t.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if let Some(set) = pin {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A CPU list as written on a command line (`1,3`; empty: none).
 pub fn parse_cpus(text: &str) -> anyhow::Result<Vec<usize>> {
     text.split(',')

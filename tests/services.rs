@@ -44,6 +44,15 @@ warmup_s = 0.5
     path
 }
 
+/// `run` of the test catalogue's scenario, one round, no warm-up, into `out`.
+fn run_args(cat: &Path, out: &Path) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = ["run", "--scenario", "svc_test", "--warmups", "0"]
+        .map(Into::into)
+        .to_vec();
+    args.extend(["--catalogue".into(), cat.into(), "--out".into(), out.into()]);
+    args
+}
+
 /// Live processes whose environment names a server-under-test owner (the lab's marker).
 fn servers_left() -> Vec<i32> {
     let marker = asynclab::services::under_test::OWNER_VAR;
@@ -91,19 +100,8 @@ fn upstream_calls_obey_littles_law_and_no_server_survives_the_run() {
     let cat = catalogue(tmp.path(), &["gunicorn_sync", "uvicorn"], 2.0);
     let dir = tmp.path().join("run");
     bin()
-        .args([
-            "run",
-            "--scenario",
-            "svc_test",
-            "--rounds",
-            "2",
-            "--warmups",
-            "0",
-        ])
-        .arg("--catalogue")
-        .arg(&cat)
-        .arg("--out")
-        .arg(&dir)
+        .args(run_args(&cat, &dir))
+        .args(["--rounds", "2"])
         .timeout(Duration::from_secs(300))
         .assert()
         .success();
@@ -155,21 +153,10 @@ fn start_long_run(tmp: &Path) -> std::process::Child {
     let cat = catalogue(tmp, &["uvicorn"], 30.0);
     let child = Command::new(env!("CARGO_BIN_EXE_asynclab"))
         .current_dir(root())
-        .args([
-            "run",
-            "--scenario",
-            "svc_test",
-            "--rounds",
-            "1",
-            "--warmups",
-            "0",
-        ])
-        .arg("--catalogue")
-        .arg(&cat)
-        .arg("--out")
-        .arg(tmp.join("run"))
+        .args(run_args(&cat, &tmp.join("run")))
+        .args(["--rounds", "1"])
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -216,19 +203,8 @@ fn a_sigkilled_drivers_servers_are_gone_by_the_next_start() {
     std::fs::create_dir_all(&next).unwrap();
     let cat = catalogue(&next, &["uvicorn"], 0.5);
     bin()
-        .args([
-            "run",
-            "--scenario",
-            "svc_test",
-            "--rounds",
-            "1",
-            "--warmups",
-            "0",
-        ])
-        .arg("--catalogue")
-        .arg(&cat)
-        .arg("--out")
-        .arg(next.join("run"))
+        .args(run_args(&cat, &next.join("run")))
+        .args(["--rounds", "1"])
         .timeout(Duration::from_secs(120))
         .assert()
         .success();

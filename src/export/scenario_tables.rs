@@ -3,7 +3,7 @@
 //! correctness rows, the core bound of process pools).
 
 use super::markup::{Cell, Mark, Section, Table};
-use crate::analysis::comparison::Verdict;
+use crate::analysis::comparison::{Comparison, Verdict};
 use crate::analysis::params_text;
 use crate::analysis::scenario::{Row, ScenarioReport, VsBaseline};
 use crate::format::num;
@@ -25,17 +25,22 @@ fn vs_cell(v: &VsBaseline) -> Cell {
     match v {
         VsBaseline::NotCompared | VsBaseline::NoPair => "–".into(),
         VsBaseline::IsBaseline => "baseline".into(),
-        VsBaseline::Ratio(c) => Cell::marked(
-            format!(
-                "{}× [{}–{}] {}",
-                num(c.ratio.ratio),
-                num(c.ratio.ci95_low),
-                num(c.ratio.ci95_high),
-                c.verdict.text()
-            ),
-            verdict_mark(&c.verdict),
-        ),
+        VsBaseline::Ratio(c) => ratio_cell(c),
     }
+}
+
+/// A comparison as every ratio column shows it: "3.1× [2.9–3.3] significant", marked.
+pub fn ratio_cell(c: &Comparison) -> Cell {
+    Cell::marked(
+        format!(
+            "{}× [{}–{}] {}",
+            num(c.ratio.ratio),
+            num(c.ratio.ci95_low),
+            num(c.ratio.ci95_high),
+            c.verdict.text()
+        ),
+        verdict_mark(&c.verdict),
+    )
 }
 
 /// "p50 / p95 / p99 / max".

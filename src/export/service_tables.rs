@@ -2,7 +2,7 @@
 //! its CPU per request and memory, and the load generator's own CPU share.
 
 use super::markup::{Cell, Section, Table};
-use super::scenario_tables::verdict_mark;
+use super::scenario_tables::ratio_cell;
 use crate::analysis::services::{finding, KindCrossover, ServiceRow, CLIENT_BUSY_SHARE};
 use crate::format::{num, rate};
 
@@ -75,16 +75,7 @@ pub fn crossover_sections(xs: &[KindCrossover]) -> Vec<Section> {
             let mut t = Table::new([axis, "best sync", "best async", "async / sync (95% CI)"]);
             for p in &x.points {
                 let ratio = match &p.async_vs_sync {
-                    Some(c) => Cell::marked(
-                        format!(
-                            "{}× [{}–{}], {}",
-                            num(c.ratio.ratio),
-                            num(c.ratio.ci95_low),
-                            num(c.ratio.ci95_high),
-                            c.verdict.text()
-                        ),
-                        verdict_mark(&c.verdict),
-                    ),
+                    Some(c) => ratio_cell(c),
                     None => "fewer than two rounds".into(),
                 };
                 t.row([

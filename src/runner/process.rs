@@ -201,14 +201,7 @@ impl Worker {
                 if libc::dup2(raw_write, 3) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if let Some(set) = &pin {
-                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                Ok(())
+                crate::affinity::in_child(pin.as_ref())
             });
         }
         let child = cmd.spawn().map_err(|e| {

@@ -83,19 +83,9 @@ impl RunningServer {
             .stdout(log.try_clone()?)
             .stderr(log);
         let pin = (!launch.cpus.is_empty()).then(|| cpu_set(&launch.cpus));
-        // SAFETY: only async-signal-safe calls (prctl, sched_setaffinity) between fork and exec;
-        // the CPU set was built before the fork.
+        // SAFETY: `in_child` makes only async-signal-safe calls between fork and exec.
         unsafe {
-            cmd.pre_exec(move || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if let Some(set) = &pin {
-                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                Ok(())
-            });
+            cmd.pre_exec(move || crate::affinity::in_child(pin.as_ref()));
         }
         let child = cmd.spawn().map_err(|e| {
             anyhow::anyhow!(

@@ -1,24 +1,20 @@
 """The aiohttp service under test: an aiohttp.web app for gunicorn's GunicornUVLoopWebWorker.
 
-Served as `aiohttp_app:make_app` (the worker awaits the factory in each worker process). Clients
-are opened in a cleanup context, one set per worker: an asyncpg pool (ASYNCLAB_DB_POOL
-connections) and an aiohttp.ClientSession (ASYNCLAB_UPSTREAM_POOL keep-alive connections;
-requests beyond that wait for one).
+Served as `aiohttp_app:make_app` (the worker awaits the factory in each worker process). Its
+clients and its /db and /upstream bodies are async_clients', shared with asgi_app, opened in a
+cleanup context of each worker.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-import aiohttp
-import asyncpg
 from aiohttp import web
 
+import async_clients
 import handlers
-from handlers import CONFIG
 
-DB = web.AppKey("db", asyncpg.Pool)
-UPSTREAM = web.AppKey("upstream", aiohttp.ClientSession)
+CLIENTS = web.AppKey("clients", async_clients.Clients)
 
 
 def answer(body: bytes, content_type: str = handlers.JSON_TYPE, status: int = 200) -> web.Response:
@@ -47,34 +43,13 @@ async def plain(request: web.Request) -> web.Response:
 
 @endpoint
 async def db(request: web.Request) -> bytes:
-    pool = request.app.get(DB)
-    if pool is None:
-        CONFIG.require_database()
-    raw = request.query.get("queries")
-    ids = handlers.random_ids(handlers.clamp_queries(raw))
-    async with pool.acquire(timeout=handlers.WAIT_TIMEOUT_S) as conn:
-        rows = []
-        for id_ in ids:
-            row = await conn.fetchrow(
-                handlers.ITEM_SQL_DOLLAR, id_, timeout=handlers.WAIT_TIMEOUT_S
-            )
-            rows.append((row[0], row[1]))
-    return handlers.json_body(handlers.db_answer(rows, many=raw is not None))
+    return await async_clients.db(request.app[CLIENTS], request.query.get("queries"))
 
 
 @endpoint
 async def upstream(request: web.Request) -> bytes:
-    session = request.app.get(UPSTREAM)
-    if session is None:
-        CONFIG.require_upstream()
-    delay_ms, nbytes = handlers.upstream_params(
-        request.query.get("delay_ms"), request.query.get("bytes")
-    )
-    timeout = aiohttp.ClientTimeout(total=handlers.upstream_timeout(delay_ms))
-    url = CONFIG.upstream_url + handlers.upstream_path(delay_ms, nbytes)
-    async with session.get(url, timeout=timeout) as resp:
-        body = await resp.read()
-    return handlers.json_body(handlers.upstream_answer(resp.status, body))
+    q = request.query
+    return await async_clients.upstream(request.app[CLIENTS], q.get("delay_ms"), q.get("bytes"))
 
 
 @endpoint
@@ -84,27 +59,10 @@ async def cpu(request: web.Request) -> bytes:
 
 
 async def clients(app: web.Application) -> AsyncIterator[None]:
-    """This worker's clients for its lifetime; a database that cannot be reached fails start."""
-    pool = session = None
-    if CONFIG.database_url:
-        pool = await asyncpg.create_pool(
-            CONFIG.database_url, min_size=CONFIG.db_pool, max_size=CONFIG.db_pool,
-            timeout=handlers.WAIT_TIMEOUT_S,
-        )  # fmt: skip
-        app[DB] = pool
-    if CONFIG.upstream_url:
-        connector = aiohttp.TCPConnector(
-            limit=CONFIG.upstream_pool, limit_per_host=CONFIG.upstream_pool
-        )
-        session = aiohttp.ClientSession(connector=connector)
-        app[UPSTREAM] = session
-    try:
+    """This worker's clients (async_clients) for its lifetime."""
+    async with async_clients.opened() as opened:
+        app[CLIENTS] = opened
         yield
-    finally:
-        if session is not None:
-            await session.close()
-        if pool is not None:
-            await pool.close()
 
 
 async def make_app() -> web.Application:

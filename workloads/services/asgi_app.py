@@ -2,11 +2,10 @@
 
 Starlette rather than FastAPI: FastAPI adds request validation and dependency injection on top of
 Starlette, and their cost is framework overhead, not the sync-versus-asyncio question the lab asks;
-the WSGI side (Flask) carries no such layer either. Clients are opened in the lifespan, one set
-per worker process: an asyncpg pool (ASYNCLAB_DB_POOL connections) and an aiohttp.ClientSession
-(ASYNCLAB_UPSTREAM_POOL keep-alive connections; requests beyond that wait for one). The same
-client as aiohttp_app, so the async servers differ in the server alone: httpx, FastAPI's usual
-client, spent about ten times aiohttp's CPU per call at 100 concurrent calls (docs/services.md).
+the WSGI side (Flask) carries no such layer either. Its clients and its /db and /upstream bodies
+are async_clients', shared with aiohttp_app, opened in the lifespan of each worker process. The
+upstream client is aiohttp's: httpx, FastAPI's usual client, spent many times its CPU per call at
+100 concurrent calls (docs/services.md, "The servers"), and would have measured httpx.
 """
 
 from __future__ import annotations
@@ -14,15 +13,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-import aiohttp
-import asyncpg
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+import async_clients
 import handlers
-from handlers import CONFIG
 
 
 def answer(body: bytes, content_type: str = handlers.JSON_TYPE, status: int = 200) -> Response:
@@ -49,34 +46,15 @@ async def plain(request: Request) -> Response:
 
 @endpoint
 async def db(request: Request) -> bytes:
-    pool: asyncpg.Pool | None = request.app.state.db
-    if pool is None:
-        CONFIG.require_database()
-    raw = request.query_params.get("queries")
-    ids = handlers.random_ids(handlers.clamp_queries(raw))
-    async with pool.acquire(timeout=handlers.WAIT_TIMEOUT_S) as conn:
-        rows = []
-        for id_ in ids:
-            row = await conn.fetchrow(
-                handlers.ITEM_SQL_DOLLAR, id_, timeout=handlers.WAIT_TIMEOUT_S
-            )
-            rows.append((row[0], row[1]))
-    return handlers.json_body(handlers.db_answer(rows, many=raw is not None))
+    return await async_clients.db(request.app.state.clients, request.query_params.get("queries"))
 
 
 @endpoint
 async def upstream(request: Request) -> bytes:
-    session: aiohttp.ClientSession | None = request.app.state.upstream
-    if session is None:
-        CONFIG.require_upstream()
-    delay_ms, nbytes = handlers.upstream_params(
-        request.query_params.get("delay_ms"), request.query_params.get("bytes")
+    q = request.query_params
+    return await async_clients.upstream(
+        request.app.state.clients, q.get("delay_ms"), q.get("bytes")
     )
-    timeout = aiohttp.ClientTimeout(total=handlers.upstream_timeout(delay_ms))
-    url = CONFIG.upstream_url + handlers.upstream_path(delay_ms, nbytes)
-    async with session.get(url, timeout=timeout) as resp:
-        body = await resp.read()
-    return handlers.json_body(handlers.upstream_answer(resp.status, body))
 
 
 @endpoint
@@ -87,25 +65,9 @@ async def cpu(request: Request) -> bytes:
 
 @contextlib.asynccontextmanager
 async def lifespan(app: Starlette) -> AsyncIterator[None]:
-    """This worker's clients for its lifetime; a database that cannot be reached fails start."""
-    app.state.db = app.state.upstream = None
-    async with contextlib.AsyncExitStack() as stack:
-        if CONFIG.database_url:
-            app.state.db = await stack.enter_async_context(
-                asyncpg.create_pool(
-                    CONFIG.database_url,
-                    min_size=CONFIG.db_pool,
-                    max_size=CONFIG.db_pool,
-                    timeout=handlers.WAIT_TIMEOUT_S,
-                )
-            )
-        if CONFIG.upstream_url:
-            connector = aiohttp.TCPConnector(
-                limit=CONFIG.upstream_pool, limit_per_host=CONFIG.upstream_pool
-            )
-            app.state.upstream = await stack.enter_async_context(
-                aiohttp.ClientSession(connector=connector)
-            )
+    """This worker's clients (async_clients) for its lifetime."""
+    async with async_clients.opened() as clients:
+        app.state.clients = clients
         yield
 
 
