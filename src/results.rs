@@ -618,6 +618,10 @@ pub struct SweepPoint {
     pub corrected_p50_ms: Option<f64>,
     /// p99 from the intended start, ms.
     pub corrected_p99_ms: Option<f64>,
+    /// p99.9 from the intended start, ms (from the pooled histogram; meaningful with 1,000
+    /// requests or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corrected_p99_9_ms: Option<f64>,
     /// p50 from the actual send (uncorrected), ms.
     pub uncorrected_p50_ms: Option<f64>,
     /// p99 from the actual send, ms.

@@ -227,6 +227,7 @@ fn fully_populated() -> Results {
             achieved_rate_per_s: Some(10.0),
             corrected_p50_ms: Some(100.0),
             corrected_p99_ms: Some(101.0),
+            corrected_p99_9_ms: Some(101.5),
             uncorrected_p50_ms: Some(100.0),
             uncorrected_p99_ms: Some(100.5),
             abandoned: 0,

@@ -7,6 +7,7 @@ mod common;
 
 use std::time::Duration;
 
+use asynclab::analysis::service_questions::Question;
 use asynclab::analysis::services::{finding, kind_crossovers};
 use common::*;
 
@@ -109,4 +110,32 @@ rtt_ms = [0, {RTT_MS}]
     let sentence = finding(x);
     assert!(summary.contains(&sentence), "summary.md lacks: {sentence}");
     eprintln!("{sentence}");
+    // The framework's service questions: every setting is high-concurrency I/O, only the one
+    // without a round trip is a localhost database, and the table names the kind the rounds do.
+    let report = asynclab::analysis::analyze(&doc);
+    let asked = |q: Question| -> Vec<&str> {
+        report
+            .service_answers
+            .iter()
+            .filter(|a| a.question == q)
+            .map(|a| a.setting.as_str())
+            .collect()
+    };
+    let both = ["rtt_ms=0", "rtt_ms=20"];
+    assert_eq!(asked(Question::HighConcurrencyIo), both);
+    assert_eq!(asked(Question::StrictP99), both);
+    assert_eq!(asked(Question::LocalhostDatabase), ["rtt_ms=0"]);
+    for a in &report.service_answers {
+        let c = a.async_advantage.as_ref().expect("four rounds compare");
+        let kind = match a.leader() {
+            Some(k) => format!("**{k}**"),
+            None => format!("neither ({})", c.verdict.text()),
+        };
+        let row = format!("| {} | svc_db | {} |", a.question.text(), a.setting);
+        let line = summary
+            .lines()
+            .find(|l| l.starts_with(&row))
+            .unwrap_or_else(|| panic!("summary.md has no row {row}"));
+        assert!(line.trim_end().ends_with(&format!("| {kind} |")), "{line}");
+    }
 }

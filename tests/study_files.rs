@@ -240,3 +240,22 @@ fn dry_run_prints_the_plan_and_starts_nothing() {
         !stdout.contains("mock HTTP") && processes_with(&out_dir.display().to_string()).is_empty()
     );
 }
+
+#[test]
+fn every_committed_study_file_plans() {
+    let dir = root().join("workloads/studies");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            bin()
+                .args(["run", "--dry-run", "--study"])
+                .arg(&path)
+                .timeout(Duration::from_secs(60))
+                .assert()
+                .success();
+            seen += 1;
+        }
+    }
+    assert!(seen >= 2, "no study files in {}", dir.display());
+}

@@ -9,11 +9,13 @@
 pub mod comparison;
 pub mod cost;
 pub mod decision;
+pub mod like_for_like;
 pub mod measured;
 pub mod network;
 pub mod ops;
 pub mod runtime;
 pub mod scenario;
+pub mod service_questions;
 pub mod services;
 pub mod speed;
 pub mod summary;
@@ -40,6 +42,8 @@ pub struct Report<'a> {
     pub loops: Vec<runtime::LoopReport>,
     /// Open-loop rate sweeps with their knees.
     pub sweeps: Vec<Sweep>,
+    /// Per sweep setting, every variant at the rates they all carried (up to the slowest knee).
+    pub like_for_like: Vec<like_for_like::LikeForLike>,
     /// The decision table's rows.
     pub decisions: Vec<decision::Decision>,
     /// Sweeps along the delay line's round trip (`rtt_ms`), with their crossovers.
@@ -51,6 +55,8 @@ pub struct Report<'a> {
     /// Services under test: the best sync server against the best async one along the round
     /// trip (or the upstream's delay), and where the lead changes kind.
     pub service_crossovers: Vec<services::KindCrossover>,
+    /// The decision framework's questions about services, answered per setting.
+    pub service_answers: Vec<service_questions::ServiceAnswer>,
     /// The machine-speed probe over every run, when runs were probed.
     pub machine_speed: Option<speed::ProbeRange>,
     /// The environment's warnings, the machine's speed when it moved, then every cell's.
@@ -105,20 +111,22 @@ pub fn analyze(results: &Results) -> Report<'_> {
         )
         .collect();
     let decisions = decision::decisions(results, rule);
+    let sweeps = sweep::analyze(&results.cells);
+    let like_for_like = like_for_like::analyze(&sweeps);
+    let all_cells: Vec<_> = results.cells.iter().collect();
     Report {
         results,
         rule,
         scenarios,
         ops,
         loops,
-        sweeps: sweep::analyze(&results.cells),
+        service_answers: service_questions::answers(&all_cells, &like_for_like, rule),
+        like_for_like,
+        sweeps,
         network: network::analyze(&results.cells, &decisions, &results.ceilings),
         ceilings: network::ceiling_rows(&results.cells, &results.ceilings),
-        services: services::rows(&results.cells.iter().collect::<Vec<_>>()),
-        service_crossovers: services::kind_crossovers(
-            &results.cells.iter().collect::<Vec<_>>(),
-            rule,
-        ),
+        services: services::rows(&all_cells),
+        service_crossovers: services::kind_crossovers(&all_cells, rule),
         decisions,
         machine_speed,
         warnings,

@@ -92,6 +92,14 @@ fn row(c: &Cell) -> Option<ServiceRow> {
     })
 }
 
+/// A service cell's kind (`sync` or `async`), from its runs' server figures; None for a cell
+/// without a server under test.
+pub fn server_kind(c: &Cell) -> Option<String> {
+    c.runs
+        .iter()
+        .find_map(|r| r.extra.server.as_ref().map(|s| s.kind.clone()))
+}
+
 /// The best server of each kind at one value of the axis, and how they compare.
 #[derive(Debug, Clone)]
 pub struct KindPoint {
@@ -134,15 +142,10 @@ fn axis_value(c: &Cell, axis: &str) -> f64 {
 /// Per scenario, interpreter and setting with closed-loop service cells of both kinds: the
 /// best of each kind at each axis value. Open-loop cells are left to the sweep section.
 pub fn kind_crossovers(cells: &[&Cell], rule: Rule) -> Vec<KindCrossover> {
-    let kind_of = |c: &Cell| {
-        c.runs
-            .iter()
-            .find_map(|r| r.extra.server.as_ref().map(|s| s.kind.clone()))
-    };
     let closed: Vec<&Cell> = cells
         .iter()
         .copied()
-        .filter(|c| c.summary.is_some() && kind_of(c).is_some())
+        .filter(|c| c.summary.is_some() && server_kind(c).is_some())
         .filter(|c| crate::catalogue::offered_rate(&c.params).is_none())
         .collect();
     let mut groups: BTreeMap<(String, String, String, String), Vec<&Cell>> = BTreeMap::new();
@@ -188,7 +191,9 @@ pub fn kind_crossovers(cells: &[&Cell], rule: Rule) -> Vec<KindCrossover> {
             let best = |kind: &str| {
                 cs.iter()
                     .copied()
-                    .filter(|c| axis_value(c, &axis) == at && kind_of(c).as_deref() == Some(kind))
+                    .filter(|c| {
+                        axis_value(c, &axis) == at && server_kind(c).as_deref() == Some(kind)
+                    })
                     .max_by(|a, b| median(a).total_cmp(&median(b)))
             };
             let (Some(s), Some(a)) = (best("sync"), best("async")) else {
@@ -273,13 +278,24 @@ pub fn finding(x: &KindCrossover) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::results::{Cell, RunRecord};
     use serde_json::json;
 
     /// A closed-loop cell of a `kind` server at `rtt_ms`, five rounds near `tput`.
     fn cell(variant: &str, kind: &str, rtt_ms: f64, tput: f64) -> Cell {
+        cell_at(variant, kind, rtt_ms, tput, 1.0)
+    }
+
+    /// [`cell`] on `/db` over 100 connections, every request taking `latency_ms`.
+    pub(crate) fn cell_at(
+        variant: &str,
+        kind: &str,
+        rtt_ms: f64,
+        tput: f64,
+        latency_ms: f64,
+    ) -> Cell {
         let runs: Vec<RunRecord> = (0..5)
             .map(|round| {
                 serde_json::from_value(json!({
@@ -287,7 +303,8 @@ mod tests {
                     "baseline_rss_mib": 1.0, "peak_rss_mib": 1.0, "peak_rss_delta_mib": 0.0,
                     "ops": 10, "errors": 0, "server_requests": null,
                     "throughput_per_s": tput * (1.0 + 0.002 * round as f64),
-                    "latency_kind": "service", "latencies_ms": [1.0], "error_samples": [],
+                    "latency_kind": "service",
+                    "latencies_ms": [latency_ms * (1.0 + 0.002 * round as f64)], "error_samples": [],
                     "extra": {"server": {"name": variant, "kind": kind, "workers": 1,
                         "threads": 1, "db_pool_per_worker": 1, "cpus": [1], "cpu_s": 1.0,
                         "cpu_ms_per_request": 0.5, "rss_mib": 40.0, "processes": 1,
@@ -300,7 +317,7 @@ mod tests {
             .collect();
         let mut c: Cell = serde_json::from_value(json!({
             "id": format!("service/{variant}/3.12/rtt_ms={rtt_ms}"), "scenario": "service",
-            "variant": variant, "python": "3.12", "params": {"rtt_ms": rtt_ms, "rate_per_s": 0},
+            "variant": variant, "python": "3.12", "params": {"rtt_ms": rtt_ms, "rate_per_s": 0, "endpoint": "db", "connections": 100},
             "group": format!("endpoint=db rtt_ms={rtt_ms}"), "status": "ok", "runs": [],
             "loop": null, "failure": null, "summary": null, "warnings": [],
         }))

@@ -55,6 +55,7 @@ fn point(cell: &Cell, offered: f64) -> SweepPoint {
         achieved_rate_per_s: (!achieved.is_empty()).then(|| median(&achieved)),
         corrected_p50_ms: corrected.map(|l| l.p50),
         corrected_p99_ms: corrected.map(|l| l.p99),
+        corrected_p99_9_ms: s.and_then(|s| s.latency_hist.as_ref()).map(|h| h.p99_9_ms),
         uncorrected_p50_ms: uncorrected.map(|l| l.p50),
         uncorrected_p99_ms: uncorrected.map(|l| l.p99),
         abandoned: per_run(cell, |e| e.abandoned.map(|a| a as f64))

@@ -175,6 +175,7 @@ mod tests {
             achieved_rate_per_s: Some(rate),
             corrected_p50_ms: Some(101.0),
             corrected_p99_ms: Some(p99),
+            corrected_p99_9_ms: None,
             uncorrected_p50_ms: Some(101.0),
             uncorrected_p99_ms: Some(105.0),
             abandoned: 0,

@@ -117,6 +117,20 @@ impl Cell {
                 },
             }
         };
+        let workers = count("workers", &server.workers)?;
+        // Equal resources: `db_connections` > 0 is the server's total, split over its workers.
+        let db_pool = match num(p, "db_connections", 0.0)? as usize {
+            0 => count("db_pool", &server.db_pool)?,
+            total if total < workers => anyhow::bail!(
+                "server {}: db_connections = {total} is fewer than its {workers} worker processes; give at least {workers}, or fewer workers",
+                server.name
+            ),
+            total if total % workers != 0 => anyhow::bail!(
+                "server {}: db_connections = {total} does not split evenly over its {workers} worker processes; give a multiple of {workers} so every server holds the same total",
+                server.name
+            ),
+            total => total / workers,
+        };
         Ok(Cell {
             endpoint,
             connections: (num(p, "connections", 10.0)? as usize).max(1),
@@ -124,15 +138,34 @@ impl Cell {
             duration: Duration::from_secs_f64(num(p, "duration_s", 5.0)?.max(0.1)),
             warmup: Duration::from_secs_f64(num(p, "warmup_s", 1.0)?),
             timeout: Duration::from_secs_f64(num(p, "request_timeout_s", 10.0)?.max(0.1)),
-            workers: count("workers", &server.workers)?,
+            workers,
             threads: count("threads", &server.threads)?,
-            db_pool: count("db_pool", &server.db_pool)?,
+            db_pool,
             upstream_pool: count(
                 "upstream_pool",
                 server.upstream_pool.as_ref().unwrap_or(&server.threads),
             )?,
         })
     }
+}
+
+/// Connections PostgreSQL keeps for others: the lab's seeding and checks, superusers.
+const DB_SPARE_CONNECTIONS: usize = 10;
+
+/// Refuses a server whose pools together would exceed the database's `max_connections`.
+fn check_connections(server: &str, total: usize, url: &str) -> anyhow::Result<()> {
+    let settings = crate::services::postgres::seed::server_settings(url)?;
+    let max: usize = settings
+        .iter()
+        .find(|(k, _)| k == "max_connections")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(usize::MAX);
+    if total + DB_SPARE_CONNECTIONS > max {
+        anyhow::bail!(
+            "server {server}: its pools would hold {total} database connections, and PostgreSQL allows {max} ({DB_SPARE_CONNECTIONS} kept for the lab): lower db_connections, db_pool or workers"
+        );
+    }
+    Ok(())
 }
 
 /// One line on the control pipe.
@@ -170,7 +203,25 @@ pub fn execute(args: &LoadgenArgs) -> anyhow::Result<i32> {
     }
 }
 
+/// Raises this process's open-file limit to its hard limit, for the generator and the server
+/// under test (which inherits it): 1,000 connections need more descriptors than the common soft
+/// limit of 1,024.
+fn raise_fd_limit() {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit read and write the one struct passed.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
+            r.rlim_cur = r.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        }
+    }
+}
+
 fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
+    raise_fd_limit();
     let server: Server = serde_json::from_str(&args.server)?;
     let params: Map<String, Value> = serde_json::from_str(&args.params)?;
     let services: Map<String, Value> = serde_json::from_str(&args.services)?;
@@ -190,6 +241,12 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
             cell.upstream_pool.to_string(),
         ),
     ];
+    if let (Endpoint::Db { .. }, Some(url)) = (
+        &cell.endpoint,
+        services.get("database_url").and_then(Value::as_str),
+    ) {
+        check_connections(&server.name, cell.db_pool * cell.workers, url)?;
+    }
     for (key, var) in [
         ("database_url", "ASYNCLAB_DATABASE_URL"),
         ("http_url", "ASYNCLAB_UPSTREAM_URL"),
@@ -376,5 +433,46 @@ impl MemoryWatch {
     fn stop(self) -> Memory {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         self.handle.join().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server() -> Server {
+        serde_json::from_value(json!({
+            "name": "s", "title": "t", "kind": "sync",
+            "command": ["{python}", "{port}"],
+            "workers": "2*cores+1", "db_pool": 4,
+        }))
+        .unwrap()
+    }
+
+    fn params(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn db_connections_split_evenly_over_the_workers_or_are_refused() {
+        let own = Cell::read(&params(json!({})), &server(), 2).unwrap();
+        assert_eq!((own.workers, own.db_pool), (5, 4));
+        let equal = Cell::read(&params(json!({"db_connections": 20})), &server(), 2).unwrap();
+        assert_eq!((equal.workers, equal.db_pool), (5, 4));
+        let equal = Cell::read(&params(json!({"db_connections": 12})), &server(), 1).unwrap();
+        assert_eq!((equal.workers, equal.db_pool), (3, 4));
+        let uneven = Cell::read(&params(json!({"db_connections": 12})), &server(), 2)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(uneven.contains("multiple of 5"), "{uneven}");
+        let err = Cell::read(&params(json!({"db_connections": 2})), &server(), 2)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("server s") && err.contains("at least 5"),
+            "{err}"
+        );
     }
 }

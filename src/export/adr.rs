@@ -207,6 +207,10 @@ fn outcome(r: &Report) -> Section {
     if let Some(table) = decision_section::section(&r.decisions) {
         s.blocks.extend(table.blocks);
     }
+    if let Some(questions) = super::service_tables::questions_section(&r.service_answers) {
+        s.para("**Service questions.**");
+        s.blocks.extend(questions.blocks);
+    }
     s
 }
 

@@ -148,6 +148,7 @@ pub fn build(r: &Report) -> Doc {
     sections.extend(service_tables::section(&r.services));
     sections.extend(service_tables::crossover_sections(&r.service_crossovers));
     sections.extend(sweep_tables::sections(&r.sweeps));
+    sections.extend(sweep_tables::like_for_like_sections(&r.like_for_like));
     sections.extend(network_tables::sections(&r.network));
     sections.extend(network_tables::ceiling_section(&r.ceilings));
     if !r.warnings.is_empty() {
@@ -157,6 +158,7 @@ pub fn build(r: &Report) -> Doc {
     }
     sections.push(environment(r));
     sections.extend(decision_section::section(&r.decisions));
+    sections.extend(service_tables::questions_section(&r.service_answers));
     Doc {
         title: "asynclab results".into(),
         intro: intro(r),

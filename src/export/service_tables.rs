@@ -1,8 +1,10 @@
-//! The services-under-test section: per cell, the server's workers and database connections,
-//! its CPU per request and memory, and the load generator's own CPU share.
+//! The services-under-test sections: per cell, the server's workers and database connections,
+//! its CPU per request and memory, and the load generator's own CPU share; sync against async
+//! along the round trip; and the decision framework's service questions, answered per setting.
 
 use super::markup::{Cell, Section, Table};
 use super::scenario_tables::ratio_cell;
+use crate::analysis::service_questions::ServiceAnswer;
 use crate::analysis::services::{finding, KindCrossover, ServiceRow, CLIENT_BUSY_SHARE};
 use crate::format::{num, rate};
 
@@ -89,4 +91,51 @@ pub fn crossover_sections(xs: &[KindCrossover]) -> Vec<Section> {
             out
         })
         .collect()
+}
+
+/// The answer's kind in words: the significant leader, or why neither leads.
+fn answer_text(a: &ServiceAnswer) -> String {
+    match (a.leader(), &a.async_advantage) {
+        (Some(kind), _) => format!("**{kind}**"),
+        (None, Some(c)) => format!("neither ({})", c.verdict.text()),
+        (None, None) => "neither (fewer than two paired rounds)".into(),
+    }
+}
+
+/// The section answering the framework's questions about services; None without answers.
+pub fn questions_section(answers: &[ServiceAnswer]) -> Option<Section> {
+    if answers.is_empty() {
+        return None;
+    }
+    let mut out = Section::new("Service questions", None);
+    out.para(format!("The decision framework's rows about services, answered from this run's services under test. *High-concurrency I/O*: closed-loop settings with {} or more connections on `/db` or `/upstream`, by throughput. *Strict p99*: by each round's p99; where open-loop sweeps ran, the corrected p99 at the slowest variant's knee (a load every server carried), else closed-loop p99, each server at its own throughput. *Localhost database*: closed-loop `/db` settings with no injected round trip, by throughput. At each setting the best sync server meets the best async one on that figure, round by round; *async advantage* above 1 means async is better (higher throughput, or lower p99), with the 95% interval and the verdict of every other table. A kind is named only when its lead is significant. Each row comes from two cells of `results.json`, the ones its scenario, setting, interpreter and servers name.", crate::analysis::service_questions::HIGH_CONCURRENCY));
+    let mut t = Table::new([
+        "question",
+        "scenario",
+        "setting",
+        "python",
+        "compared",
+        "best sync",
+        "best async",
+        "async advantage (95% CI)",
+        "answer",
+    ]);
+    for a in answers {
+        t.row([
+            Cell::from(a.question.text()),
+            a.scenario.clone().into(),
+            super::decision_section::setting_text(&a.setting).into(),
+            a.python.clone().into(),
+            a.metric.clone().into(),
+            a.best_sync.clone().into(),
+            a.best_async.clone().into(),
+            match &a.async_advantage {
+                Some(c) => ratio_cell(c),
+                None => "fewer than two paired rounds".into(),
+            },
+            answer_text(a).into(),
+        ]);
+    }
+    out.table(t);
+    Some(out)
 }

@@ -1,7 +1,9 @@
 //! The open-loop sweeps' sections: per scenario, one table per variant (offered and achieved
-//! rate, corrected and uncorrected p50/p99) with the knee marked.
+//! rate, corrected and uncorrected p50/p99) with the knee marked; and per setting, every
+//! variant's corrected latency at the rates they all carried.
 
 use super::markup::{Cell, Mark, Section, Table};
+use crate::analysis::like_for_like::LikeForLike;
 use crate::analysis::params_text;
 use crate::analysis::sweep::{ACHIEVED_MIN_FRACTION, P99_MAX_FACTOR};
 use crate::format::{opt, rate};
@@ -102,6 +104,50 @@ pub fn sections(sweeps: &[Sweep]) -> Vec<Section> {
                 ));
                 out.table(sweep_table(s));
             }
+            out
+        })
+        .collect()
+}
+
+/// One section per setting with two or more variants: corrected p50 / p99 / p99.9 of each at
+/// the offered rates every one of them carried, up to the slowest variant's knee.
+pub fn like_for_like_sections(settings: &[LikeForLike]) -> Vec<Section> {
+    settings
+        .iter()
+        .map(|l| {
+            let mut out = Section::new(
+                format!("{}: latency at the same offered load", l.scenario),
+                Some(&l.scenario),
+            );
+            out.para(format!(
+                "Python {}. Every variant at the offered rates all of them were measured at, up to the slowest variant's knee ({}, {}/s), so each tail is read at a load every variant carried. Latency is corrected (from each request's intended start, wrk2's rule), pooled over the rounds; p99.9 needs 1,000 requests or more to mean anything.",
+                l.python,
+                l.slowest,
+                rate(l.slowest_knee_per_s)
+            ));
+            let mut head = vec!["offered /s".to_string(), "of slowest knee".to_string()];
+            head.extend(
+                l.variants
+                    .iter()
+                    .map(|v| format!("{v} p50 / p99 / p99.9 ms")),
+            );
+            let mut t = Table::new(head);
+            for (r, points) in &l.rows {
+                let mut row = vec![
+                    Cell::from(rate(*r)),
+                    format!("{:.2}", r / l.slowest_knee_per_s).into(),
+                ];
+                row.extend(points.iter().map(|p| {
+                    Cell::from(format!(
+                        "{} / {} / {}",
+                        opt(p.corrected_p50_ms),
+                        opt(p.corrected_p99_ms),
+                        opt(p.corrected_p99_9_ms)
+                    ))
+                }));
+                t.row(row);
+            }
+            out.table(t);
             out
         })
         .collect()

@@ -1,0 +1,300 @@
+//! The decision framework's questions about services, answered from a run's services under
+//! test: per setting, the best sync server against the best async one on the figure the
+//! question is about, judged by the one comparison rule, with the cells it came from.
+//!
+//! * **High-concurrency I/O (100+ connections)**: closed-loop settings with `connections` ≥ 100
+//!   on an I/O endpoint (`db`, `upstream`), by throughput.
+//! * **Localhost database**: closed-loop settings on `/db` with no injected round trip
+//!   (`rtt_ms` 0 or absent), by throughput.
+//! * **Strict p99**: by each round's p99. Where open-loop sweeps exist, corrected p99 at the
+//!   slowest variant's knee (a load every variant carried, [`super::like_for_like`]); else
+//!   closed-loop p99, each server at its own throughput, said so in the metric.
+
+use serde_json::Value;
+
+use super::comparison::{self, Comparison, Rule};
+use super::like_for_like::LikeForLike;
+use super::measured::MeasuredRuns;
+use super::services::server_kind;
+use crate::results::{Cell, CellStatus, RunRecord};
+use crate::stats;
+
+/// Fewest connections that count as high concurrency.
+pub const HIGH_CONCURRENCY: f64 = 100.0;
+
+/// A question of the decision framework about services.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Question {
+    /// Many concurrent connections waiting on I/O.
+    HighConcurrencyIo,
+    /// A tail-latency requirement.
+    StrictP99,
+    /// A database on the same host (no network round trip).
+    LocalhostDatabase,
+}
+
+impl Question {
+    /// The question as the framework words it.
+    pub fn text(self) -> &'static str {
+        match self {
+            Question::HighConcurrencyIo => "High-concurrency I/O (100+ connections)",
+            Question::StrictP99 => "Strict p99 requirements",
+            Question::LocalhostDatabase => "Localhost database",
+        }
+    }
+}
+
+/// One setting's answer to one question.
+#[derive(Debug, Clone)]
+pub struct ServiceAnswer {
+    /// The question answered.
+    pub question: Question,
+    /// Scenario name.
+    pub scenario: String,
+    /// Interpreter version.
+    pub python: String,
+    /// The cells' matrix setting, or the sweep's parameters.
+    pub setting: String,
+    /// The best sync server on the figure compared.
+    pub best_sync: String,
+    /// The best async server on the figure compared.
+    pub best_async: String,
+    /// The figure compared, with where it was read.
+    pub metric: String,
+    /// How many times better the async server is (above 1: async better, below: sync), paired
+    /// by round, with its verdict; None with fewer than two paired rounds.
+    pub async_advantage: Option<Comparison>,
+}
+
+impl ServiceAnswer {
+    /// The kind that leads significantly, or None.
+    pub fn leader(&self) -> Option<&'static str> {
+        let c = self.async_advantage.as_ref()?;
+        c.verdict
+            .is_significant()
+            .then_some(if c.ratio.ratio > 1.0 { "async" } else { "sync" })
+    }
+}
+
+/// A run's p99 of its main latency set, ms.
+fn run_p99(r: &RunRecord) -> f64 {
+    let mut v = r.latencies_ms.clone();
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    stats::percentiles_sorted(&v, &[99.0])[0]
+}
+
+/// Median over a cell's measured runs of a figure.
+fn median_of(c: &Cell, figure: fn(&RunRecord) -> f64) -> f64 {
+    stats::median(&MeasuredRuns::of(c).values(figure))
+}
+
+/// The cell of `kind` with the best median of `figure` (highest, or lowest when `lower`).
+fn best<'a>(
+    cells: &[&'a Cell],
+    kind: &str,
+    figure: fn(&RunRecord) -> f64,
+    lower: bool,
+) -> Option<&'a Cell> {
+    cells
+        .iter()
+        .copied()
+        .filter(|c| server_kind(c).as_deref() == Some(kind))
+        .max_by(|a, b| {
+            let (x, y) = (median_of(a, figure), median_of(b, figure));
+            if lower {
+                y.total_cmp(&x)
+            } else {
+                x.total_cmp(&y)
+            }
+        })
+}
+
+fn answer(
+    question: Question,
+    cells: &[&Cell],
+    setting: &str,
+    metric: String,
+    figure: fn(&RunRecord) -> f64,
+    lower_is_better: bool,
+    rule: Rule,
+) -> Option<ServiceAnswer> {
+    let s = best(cells, "sync", figure, lower_is_better)?;
+    let a = best(cells, "async", figure, lower_is_better)?;
+    let async_advantage = if lower_is_better {
+        comparison::cells(s, a, figure, rule)
+    } else {
+        comparison::cells(a, s, figure, rule)
+    };
+    Some(ServiceAnswer {
+        question,
+        scenario: a.scenario.clone(),
+        python: a.python.clone(),
+        setting: setting.to_string(),
+        best_sync: s.variant.clone(),
+        best_async: a.variant.clone(),
+        metric,
+        async_advantage,
+    })
+}
+
+fn param_f64(c: &Cell, key: &str) -> Option<f64> {
+    c.params.get(key).and_then(Value::as_f64)
+}
+
+fn endpoint(c: &Cell) -> Option<&str> {
+    c.params.get("endpoint").and_then(Value::as_str)
+}
+
+/// Every answer the run's service cells give, questions in the framework's order.
+pub fn answers(all: &[&Cell], like_for_like: &[LikeForLike], rule: Rule) -> Vec<ServiceAnswer> {
+    let usable: Vec<&Cell> = all
+        .iter()
+        .copied()
+        .filter(|c| {
+            c.status == CellStatus::Ok
+                && server_kind(c).is_some()
+                && c.summary
+                    .as_ref()
+                    .is_some_and(|s| s.errors == 0 && s.rounds > 0)
+        })
+        .collect();
+    let closed: Vec<&Cell> = usable
+        .iter()
+        .copied()
+        .filter(|c| crate::catalogue::offered_rate(&c.params).is_none())
+        .collect();
+    let mut settings: Vec<(&str, &str, &str)> = Vec::new();
+    for c in &closed {
+        let key = (c.scenario.as_str(), c.python.as_str(), c.group.as_str());
+        if !settings.contains(&key) {
+            settings.push(key);
+        }
+    }
+    let in_setting = |(scenario, python, group): (&str, &str, &str)| -> Vec<&Cell> {
+        closed
+            .iter()
+            .copied()
+            .filter(|c| c.scenario == scenario && c.python == python && c.group == group)
+            .collect()
+    };
+    // A throughput question over the closed-loop settings it asks about.
+    let by_throughput = |question: Question, asks: &dyn Fn(&Cell) -> bool| -> Vec<ServiceAnswer> {
+        settings
+            .iter()
+            .filter_map(|&key| {
+                let cells = in_setting(key);
+                let metric = "throughput /s (closed loop)".to_string();
+                asks(cells[0])
+                    .then(|| {
+                        answer(
+                            question,
+                            &cells,
+                            key.2,
+                            metric,
+                            |r| r.throughput_per_s,
+                            false,
+                            rule,
+                        )
+                    })
+                    .flatten()
+            })
+            .collect()
+    };
+    let mut out = by_throughput(Question::HighConcurrencyIo, &|c| {
+        matches!(endpoint(c), Some("db" | "upstream"))
+            && param_f64(c, "connections").is_some_and(|n| n >= HIGH_CONCURRENCY)
+    });
+    let sweep_answers: Vec<ServiceAnswer> = like_for_like
+        .iter()
+        .filter_map(|l| {
+            let (at, points) = l.rows.last()?;
+            let cells: Vec<&Cell> = points
+                .iter()
+                .filter_map(|p| usable.iter().copied().find(|c| c.id == p.cell_id))
+                .collect();
+            let setting = cells.first().map(|c| {
+                c.group
+                    .split(' ')
+                    .filter(|kv| !kv.starts_with("rate_per_s="))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })?;
+            answer(
+                Question::StrictP99,
+                &cells,
+                &setting,
+                format!(
+                    "corrected p99 ms at {}/s offered (the slowest knee, {})",
+                    crate::format::rate(*at),
+                    l.slowest
+                ),
+                run_p99,
+                true,
+                rule,
+            )
+        })
+        .collect();
+    if sweep_answers.is_empty() {
+        for &key in &settings {
+            out.extend(answer(
+                Question::StrictP99,
+                &in_setting(key),
+                key.2,
+                "p99 ms, closed loop (each server at its own throughput)".into(),
+                run_p99,
+                true,
+                rule,
+            ));
+        }
+    } else {
+        out.extend(sweep_answers);
+    }
+    out.extend(by_throughput(Question::LocalhostDatabase, &|c| {
+        endpoint(c) == Some("db") && param_f64(c, "rtt_ms").unwrap_or(0.0) == 0.0
+    }));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::services::tests::cell_at;
+
+    fn rule() -> Rule {
+        Rule {
+            alpha: stats::ALPHA,
+            noise_threshold: 0.03,
+        }
+    }
+
+    #[test]
+    fn each_question_takes_its_settings_and_names_the_kind_the_rounds_show() {
+        let cells = [
+            cell_at("gunicorn_sync", "sync", 0.0, 1000.0, 50.0),
+            cell_at("uvicorn", "async", 0.0, 700.0, 20.0),
+            cell_at("gunicorn_sync", "sync", 20.0, 140.0, 30.0),
+            cell_at("uvicorn", "async", 20.0, 600.0, 30.0),
+        ];
+        let refs: Vec<&Cell> = cells.iter().collect();
+        let got: Vec<(Question, String, Option<&str>)> = answers(&refs, &[], rule())
+            .iter()
+            .map(|a| (a.question, a.setting.clone(), a.leader()))
+            .collect();
+        let db0 = "endpoint=db rtt_ms=0".to_string();
+        let db20 = "endpoint=db rtt_ms=20".to_string();
+        assert_eq!(
+            got,
+            [
+                (Question::HighConcurrencyIo, db0.clone(), Some("sync")),
+                (Question::HighConcurrencyIo, db20.clone(), Some("async")),
+                // Lower p99 is better: async's 20 ms beats sync's 50 ms; 30 against 30 is a tie.
+                (Question::StrictP99, db0.clone(), Some("async")),
+                (Question::StrictP99, db20, None),
+                (Question::LocalhostDatabase, db0, Some("sync")),
+            ]
+        );
+    }
+}
