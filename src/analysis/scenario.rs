@@ -103,6 +103,16 @@ pub struct CpuRow<'a> {
     pub speedup: Option<f64>,
     /// `speedup` divided by the workers that could run at once (workers, at most the cores).
     pub efficiency: Option<f64>,
+    /// The speed-up's verdict (None for the baseline or without one).
+    pub speedup_verdict: Option<super::comparison::Verdict>,
+}
+
+impl CpuRow<'_> {
+    /// True when the efficiency is above what physics allows (100%): the measured speed-up
+    /// is noise or a slower baseline round, never a real gain.
+    pub fn above_physical_bound(&self) -> bool {
+        self.efficiency.is_some_and(|e| e > 1.0)
+    }
 }
 
 /// One scenario's analysed cells.
@@ -269,6 +279,10 @@ pub fn analyze<'a>(
                 VsBaseline::IsBaseline => Some(1.0),
                 _ => None,
             };
+            let speedup_verdict = match &row.vs_baseline {
+                VsBaseline::Ratio(cmp) => Some(cmp.verdict.clone()),
+                _ => None,
+            };
             let parallel = workers.min(cores.max(1) as u64).max(1) as f64;
             Some(CpuRow {
                 cell: c,
@@ -276,6 +290,7 @@ pub fn analyze<'a>(
                 cpu_s_per_op: crate::stats::median(&per_op),
                 speedup,
                 efficiency: speedup.map(|s| s / parallel),
+                speedup_verdict,
             })
         })
         .collect();

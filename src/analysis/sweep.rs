@@ -8,8 +8,9 @@
 //! * its achieved rate (median over rounds of the worker's `achieved_rate_per_s`, requests
 //!   actually sent per second) is below [`ACHIEVED_MIN_FRACTION`] of the offered rate, or
 //! * its corrected p99 exceeds [`P99_MAX_FACTOR`] × the reference latency: the scenario's
-//!   `delay_ms` (what a request costs at the server) or, without one, the uncorrected p50 at
-//!   the sweep's lowest rate (at least [`REFERENCE_FLOOR_MS`]), or
+//!   `delay_ms` (what a request costs at the server; for a service, only on its `upstream`
+//!   endpoint) or, without one, the uncorrected p50 at the sweep's lowest rate (at least
+//!   [`REFERENCE_FLOOR_MS`]), or
 //! * the cell failed or has no measurement.
 //!
 //! The **knee** is the highest offered rate sustained below the lowest saturated one: `reached`
@@ -107,6 +108,19 @@ pub fn knee(points: &[SweepPoint]) -> (Knee, Option<f64>, Option<f64>) {
     }
 }
 
+/// What a request costs at the server, ms: the cell's `delay_ms` when its requests wait for it,
+/// which a service cell's do only on its `upstream` endpoint (its `/db` and `/cpu` ignore it).
+fn server_delay_ms(cell: &Cell) -> Option<f64> {
+    let waits = match cell.params.get("endpoint").and_then(Value::as_str) {
+        Some(endpoint) => endpoint == "upstream",
+        None => true,
+    };
+    cell.params
+        .get("delay_ms")
+        .and_then(Value::as_f64)
+        .filter(|d| waits && *d > 0.0)
+}
+
 /// The sweeps in a set of cells, in first-seen order (skipped cells, closed-loop cells and
 /// sweeps with no measured cell at all are left out; one open-loop cell is a sweep of one
 /// point).
@@ -136,17 +150,12 @@ pub fn analyze(cells: &[Cell]) -> Vec<Sweep> {
                 .collect();
             points.sort_by(|a, b| a.0.offered_rate_per_s.total_cmp(&b.0.offered_rate_per_s));
             let first = cells[0];
-            let reference_ms = first
-                .params
-                .get("delay_ms")
-                .and_then(Value::as_f64)
-                .filter(|d| *d > 0.0)
-                .or_else(|| {
-                    points
-                        .iter()
-                        .find_map(|(p, _)| p.uncorrected_p50_ms)
-                        .map(|p50| p50.max(REFERENCE_FLOOR_MS))
-                });
+            let reference_ms = server_delay_ms(first).or_else(|| {
+                points
+                    .iter()
+                    .find_map(|(p, _)| p.uncorrected_p50_ms)
+                    .map(|p50| p50.max(REFERENCE_FLOOR_MS))
+            });
             let points: Vec<SweepPoint> = points
                 .into_iter()
                 .map(|(mut p, failed)| {
@@ -197,4 +206,29 @@ pub fn varying_params(sweeps: &[&Sweep]) -> Vec<String> {
                 .any(|s| s.params.get(k) != sweeps[0].params.get(k))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(params: serde_json::Value) -> Cell {
+        serde_json::from_value(serde_json::json!({
+            "id": "c", "scenario": "s", "variant": "v", "python": "3.12", "params": params,
+            "group": "", "status": "ok", "runs": [], "loop": null, "failure": null,
+            "summary": null, "warnings": [],
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn delay_ms_is_the_reference_only_where_requests_wait_for_it() {
+        use serde_json::json;
+        assert_eq!(server_delay_ms(&cell(json!({"delay_ms": 100}))), Some(100.0));
+        let upstream = json!({"delay_ms": 100, "endpoint": "upstream"});
+        assert_eq!(server_delay_ms(&cell(upstream)), Some(100.0));
+        let db = json!({"delay_ms": 100, "endpoint": "db"});
+        assert_eq!(server_delay_ms(&cell(db)), None);
+        assert_eq!(server_delay_ms(&cell(json!({"delay_ms": 0}))), None);
+    }
 }

@@ -17,7 +17,8 @@ pub struct ReportArgs {
 /// Loads the document and writes every report from it; results.json is left as it is.
 pub fn execute(a: &ReportArgs) -> anyhow::Result<i32> {
     let results = crate::analysis::summary::load(&a.dir.join("results.json"))?;
-    export::write_reports(&results, &a.dir)?;
+    let summary = export::write_reports(&results, &a.dir)?;
+    print!("{summary}");
     println!("report regenerated in {}", a.dir.display());
     Ok(0)
 }

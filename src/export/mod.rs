@@ -19,6 +19,7 @@ mod runtime_tables;
 mod scenario_tables;
 mod service_tables;
 mod sweep_tables;
+pub mod terminal;
 
 pub use self::csv::CsvExporter;
 pub use self::html::HtmlExporter;
@@ -96,8 +97,9 @@ pub fn write_results(results: &Results, dir: &Path) -> anyhow::Result<()> {
 }
 
 /// Writes every report format into `dir` and the charts into `dir/charts/` (SVG and PNG),
-/// from one analysis; `results.json` is left as it is.
-pub fn write_reports(results: &Results, dir: &Path) -> anyhow::Result<()> {
+/// from one analysis; `results.json` is left as it is. Returns the terminal summary of the
+/// same analysis ([`terminal`]).
+pub fn write_reports(results: &Results, dir: &Path) -> anyhow::Result<String> {
     let report = analysis::analyze(results);
     let outputs = Outputs::new(&report);
     for e in all() {
@@ -115,11 +117,11 @@ pub fn write_reports(results: &Results, dir: &Path) -> anyhow::Result<()> {
             chart::png::svg_to_png(&c.svg).with_context(|| format!("rendering {}.png", c.name))?;
         write_atomic(&charts_dir.join(format!("{}.png", c.name)), &png)?;
     }
-    Ok(())
+    Ok(terminal::render(&report))
 }
 
-/// Writes `results.json` and every report format.
-pub fn write_all(results: &Results, dir: &Path) -> anyhow::Result<()> {
+/// Writes `results.json` and every report format; returns the terminal summary.
+pub fn write_all(results: &Results, dir: &Path) -> anyhow::Result<String> {
     write_results(results, dir)?;
     write_reports(results, dir)
 }

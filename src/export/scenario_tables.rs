@@ -29,18 +29,20 @@ fn vs_cell(v: &VsBaseline) -> Cell {
     }
 }
 
-/// A comparison as every ratio column shows it: "3.1× [2.9–3.3] significant", marked.
-pub fn ratio_cell(c: &Comparison) -> Cell {
-    Cell::marked(
-        format!(
-            "{}× [{}–{}] {}",
-            num(c.ratio.ratio),
-            num(c.ratio.ci95_low),
-            num(c.ratio.ci95_high),
-            c.verdict.text()
-        ),
-        verdict_mark(&c.verdict),
+/// A comparison as every ratio shows it: "3.1× [2.9–3.3] significant".
+pub fn ratio_text(c: &Comparison) -> String {
+    format!(
+        "{}× [{}–{}] {}",
+        num(c.ratio.ratio),
+        num(c.ratio.ci95_low),
+        num(c.ratio.ci95_high),
+        c.verdict.text()
     )
+}
+
+/// [`ratio_text`] as a table cell, marked by its verdict.
+pub fn ratio_cell(c: &Comparison) -> Cell {
+    Cell::marked(ratio_text(c), verdict_mark(&c.verdict))
 }
 
 /// "p50 / p95 / p99 / max".
@@ -322,6 +324,21 @@ fn correctness(out: &mut Section, s: &ScenarioReport) {
     }
 }
 
+/// The efficiency as a percentage; one above the physical bound is never shown bare.
+fn efficiency_text(r: &crate::analysis::scenario::CpuRow) -> String {
+    match r.efficiency {
+        None => "–".into(),
+        Some(x) if r.above_physical_bound() => format!(
+            "{:.0}%: over the physical 100%, so not a real gain (the speed-up is {})",
+            x * 100.0,
+            r.speedup_verdict
+                .as_ref()
+                .map_or("not compared".into(), |v| v.text())
+        ),
+        Some(x) => format!("{:.0}%", x * 100.0),
+    }
+}
+
 fn cpu_table(out: &mut Section, s: &ScenarioReport) {
     if s.cpu_rows.is_empty() {
         return;
@@ -346,9 +363,7 @@ fn cpu_table(out: &mut Section, s: &ScenarioReport) {
             r.speedup
                 .map(|x| format!("{}×", num(x)))
                 .unwrap_or_else(|| "–".into()),
-            r.efficiency
-                .map(|x| format!("{:.0}%", x * 100.0))
-                .unwrap_or_else(|| "–".into()),
+            efficiency_text(r),
         ]);
     }
     out.para(format!("CPU cost and parallel efficiency: *CPU ms per op* is the worker tree's CPU time per operation (median over clean runs); *parallel efficiency* is the speed-up over {base} divided by the workers that can run at once (the workers, at most this machine's {} cores). Pure-Python work holds the GIL, so threads and asyncio cannot beat 1×; processes cannot beat the cores.", s.cores));

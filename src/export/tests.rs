@@ -102,3 +102,45 @@ fn the_latency_chart_pools_the_runs_the_table_does() {
         .expect("the cell's curve in the legend");
     assert!(label.contains(&format!("(n={table_n})")), "{label}");
 }
+
+#[test]
+fn terminal_txt() {
+    let doc = snapshot_fixture();
+    let report = analysis::analyze(&doc);
+    let text = super::terminal::render(&report);
+    // The same figures as the tables: every decision's ratio, in the table's own words.
+    for d in &report.decisions {
+        let ratio = super::decision_section::ratio_text(d);
+        assert!(text.contains(&ratio), "{ratio} missing from:\n{text}");
+    }
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn an_efficiency_over_the_physical_bound_is_flagged_not_printed_bare() {
+    let mut doc = crate::results::quick_fixture();
+    // Pure-Python work (CPU time = wall time), asyncio made faster than one thread can be.
+    for c in doc.cells.iter_mut().filter(|c| c.scenario == "cpu") {
+        for r in &mut c.runs {
+            r.wall_s = r.cpu_s;
+            if c.variant == "asyncio" {
+                r.throughput_per_s *= 1.3;
+            }
+        }
+        analysis::summary::derive_cell(c);
+    }
+    let report = analysis::analyze(&doc);
+    let over: Vec<_> = report
+        .scenarios
+        .iter()
+        .flat_map(|s| s.cpu_rows.iter())
+        .filter(|r| r.above_physical_bound())
+        .collect();
+    assert!(!over.is_empty(), "the fixture's asyncio row is over 100%");
+    let md = Markdown::render(&super::document::build(&report));
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("| asyncio") && l.contains("over the physical 100%"))
+        .unwrap_or_else(|| panic!("no flagged asyncio row in:\n{md}"));
+    assert!(line.contains("not a real gain"), "{line}");
+}

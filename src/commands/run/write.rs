@@ -60,8 +60,9 @@ pub fn finish(
     results.env.load_avg_after = Some(envinfo::load_avg());
     let disagreements = checks::disagreements(&results.cells, &plan.scenario_refs());
     results.env.warnings.extend(disagreements.iter().cloned());
-    export::write_all(&results, dir)?;
+    let summary = export::write_all(&results, dir)?;
     outcome?;
+    print!("{summary}");
     Ok(exit_code(&results, &disagreements, args.strict, dir))
 }
 
