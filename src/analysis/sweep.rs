@@ -224,7 +224,10 @@ mod tests {
     #[test]
     fn delay_ms_is_the_reference_only_where_requests_wait_for_it() {
         use serde_json::json;
-        assert_eq!(server_delay_ms(&cell(json!({"delay_ms": 100}))), Some(100.0));
+        assert_eq!(
+            server_delay_ms(&cell(json!({"delay_ms": 100}))),
+            Some(100.0)
+        );
         let upstream = json!({"delay_ms": 100, "endpoint": "upstream"});
         assert_eq!(server_delay_ms(&cell(upstream)), Some(100.0));
         let db = json!({"delay_ms": 100, "endpoint": "db"});
