@@ -69,10 +69,7 @@ pub struct ServiceAnswer {
 impl ServiceAnswer {
     /// The kind that leads significantly, or None.
     pub fn leader(&self) -> Option<&'static str> {
-        let c = self.async_advantage.as_ref()?;
-        c.verdict
-            .is_significant()
-            .then_some(if c.ratio.ratio > 1.0 { "async" } else { "sync" })
+        super::services::leading_kind(self.async_advantage.as_ref())
     }
 }
 

@@ -221,7 +221,13 @@ pub fn kind_crossovers(cells: &[&Cell], rule: Rule) -> Vec<KindCrossover> {
 
 /// Which kind led significantly at a point: `Some("async")`, `Some("sync")`, or None.
 fn leader(p: &KindPoint) -> Option<&'static str> {
-    let c = p.async_vs_sync.as_ref()?;
+    leading_kind(p.async_vs_sync.as_ref())
+}
+
+/// The kind an async-over-sync comparison names: `async` or `sync` when its lead is
+/// significant, else None. Every table and answer about kinds asks this.
+pub fn leading_kind(async_over_sync: Option<&Comparison>) -> Option<&'static str> {
+    let c = async_over_sync?;
     c.verdict
         .is_significant()
         .then_some(if c.ratio.ratio > 1.0 { "async" } else { "sync" })
