@@ -33,6 +33,25 @@ pub fn pin_this_thread(cpus: &[usize]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Pins every thread this process has now to `cpus` (threads started later inherit the mask
+/// of the thread that starts them); the first error names the thread.
+pub fn pin_all_threads(cpus: &[usize]) -> std::io::Result<()> {
+    let set = cpu_set(cpus);
+    for tid in crate::procfs::tasks(std::process::id() as i32) {
+        // SAFETY: `set` is a valid cpu_set_t of the size passed; a tid of this process.
+        if unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) }
+            != 0
+        {
+            let e = std::io::Error::last_os_error();
+            // A thread that ended since the listing is not an error.
+            if e.raw_os_error() != Some(libc::ESRCH) {
+                return Err(std::io::Error::new(e.kind(), format!("thread {tid}: {e}")));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// What a spawned child does between fork and exec (call it from `pre_exec`): die with its
 /// parent (`PR_SET_PDEATHSIG`), and move to `pin` when given. Only async-signal-safe calls;
 /// the set is built before the fork ([`cpu_set`]).

@@ -1,12 +1,21 @@
 //! The generator's own check (`asynclab self-check`, `make bench`): it drives the Rust mock
-//! server, whose answers take a known time, open loop at a rate far above what a Python
+//! server, whose answers take a known time, open loop at rates far above what a Python
 //! service on one core serves, and must keep the schedule: every request sent, and the p99 of
 //! its corrected latency at most [`MAX_OVERSHOOT_P99_MS`] above the server's delay.
+//!
+//! Placed as a service run places them: the server in a process of its own on the last
+//! allowed CPU (`asynclab mock-server`, its own timer thread), the generator's threads on the
+//! others. Sharing one process and one timer thread with the server would charge the server's
+//! work to the generator.
 
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use super::{run, Endpoint, Load};
-use crate::services::mock_http::MockHttp;
+use crate::affinity;
 use crate::stats::percentile;
 
 /// The rates the check offers, per second.
@@ -55,11 +64,86 @@ impl std::fmt::Display for GeneratorCheck {
     }
 }
 
-/// Runs the check at `rate_per_s` for two seconds.
+/// `asynclab mock-server` on a free loopback port, pinned to `cpus`; stopped (SIGTERM, then
+/// waited for) when dropped, and killed with the driver (`PR_SET_PDEATHSIG`).
+struct ServerProcess {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl ServerProcess {
+    fn start(cpus: &[usize]) -> anyhow::Result<ServerProcess> {
+        let me = std::env::current_exe()
+            .map_err(|e| anyhow::anyhow!("cannot find the asynclab binary: {e}"))?;
+        let mut cmd = Command::new(me);
+        cmd.args(["mock-server", "--port", "0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let pin = (!cpus.is_empty()).then(|| affinity::cpu_set(cpus));
+        // SAFETY: in_child makes only async-signal-safe calls; the set was built before fork.
+        unsafe { cmd.pre_exec(move || affinity::in_child(pin.as_ref())) };
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("cannot start `asynclab mock-server`: {e}"))?;
+        crate::interrupt::register(child.id() as i32);
+        let mut first = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = BufReader::new(out).read_line(&mut first);
+        }
+        let addr = first
+            .trim()
+            .rsplit("http://")
+            .next()
+            .and_then(|a| a.parse().ok());
+        let mut server = ServerProcess {
+            child,
+            addr: "127.0.0.1:0".parse()?,
+        };
+        match addr {
+            Some(a) => {
+                server.addr = a;
+                Ok(server)
+            }
+            None => anyhow::bail!(
+                "`asynclab mock-server --port 0` did not say where it listens (first line {:?})",
+                first.trim()
+            ),
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let pid = self.child.id() as i32;
+        // SAFETY: kill has no memory-safety preconditions; the child is not yet reaped.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let _ = self.child.wait();
+        crate::interrupt::unregister(pid);
+    }
+}
+
+/// Runs the check at `rate_per_s` for two seconds, the server on the last allowed CPU and
+/// this process's threads on the others (all of them on a one-CPU machine); the threads'
+/// masks are restored after.
 pub fn check(rate_per_s: f64) -> anyhow::Result<GeneratorCheck> {
-    let server = MockHttp::start("127.0.0.1:0".parse()?)?;
+    let allowed = affinity::allowed_cpus();
+    let (server_cpus, own_cpus) = match allowed.split_last() {
+        Some((last, rest)) if !rest.is_empty() => (vec![*last], rest.to_vec()),
+        _ => (Vec::new(), allowed.clone()),
+    };
+    let server = ServerProcess::start(&server_cpus)?;
+    affinity::pin_all_threads(&own_cpus)?;
+    let out = drive(server.addr, rate_per_s);
+    affinity::pin_all_threads(&allowed)?;
+    drop(server);
+    out
+}
+
+/// The generator's run against the server at `addr`, judged.
+fn drive(addr: SocketAddr, rate_per_s: f64) -> anyhow::Result<GeneratorCheck> {
     let load = Load {
-        addr: server.addr(),
+        addr,
         endpoint: Endpoint::Status {
             path: format!("/delay/{DELAY_MS}"),
         },
@@ -75,7 +159,6 @@ pub fn check(rate_per_s: f64) -> anyhow::Result<GeneratorCheck> {
         || crate::procfs::PidStat::read(std::process::id() as i32).map_or(0.0, |s| s.cpu_s(false));
     let before = cpu();
     let out = rt.block_on(run(&load));
-    // The mock server runs on threads of this process too: its share is counted here.
     let cpu_share = (cpu() - before) / out.elapsed.as_secs_f64().max(1e-9);
     let mut over: Vec<f64> = out
         .samples
