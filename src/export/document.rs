@@ -136,9 +136,14 @@ fn environment(r: &Report) -> Section {
     s
 }
 
-/// The whole report.
+/// The whole report: the answers first (the decision table, the service questions), then each
+/// scenario's detail, the warnings and the environment.
 pub fn build(r: &Report) -> Doc {
-    let mut sections: Vec<Section> = r.scenarios.iter().map(scenario_tables::section).collect();
+    let mut sections: Vec<Section> = decision_section::section(&r.decisions)
+        .into_iter()
+        .collect();
+    sections.extend(service_tables::questions_section(&r.service_answers));
+    sections.extend(r.scenarios.iter().map(scenario_tables::section));
     sections.extend(
         r.ops
             .iter()
@@ -157,8 +162,6 @@ pub fn build(r: &Report) -> Doc {
         sections.push(s);
     }
     sections.push(environment(r));
-    sections.extend(decision_section::section(&r.decisions));
-    sections.extend(service_tables::questions_section(&r.service_answers));
     Doc {
         title: "asynclab results".into(),
         intro: intro(r),
