@@ -8,7 +8,7 @@ UV      := $(TOOLS)/bin/uv
 RUFF    := $(TOOLS)/bin/ruff
 TOOL_PINS := uv==0.13.9 ruff==0.17.6
 
-.PHONY: build tools envs run-all test test-rust test-py test-db test-docker test-netem lint snapshots bench charts clean-envs rsloop docker-image docker-up docker-down
+.PHONY: build tools envs run-all test test-rust test-py test-db test-docker test-netem lint snapshots bench book charts clean-envs rsloop docker-image docker-up docker-down
 
 # `cargo test` builds the lab with the dev-dependencies' features unified into its own (resolver
 # 2), so a plain `cargo build --release` and `cargo test --release` each compile the lab and the
@@ -81,6 +81,16 @@ $(OHA):
 bench: envs $(OHA)
 	$(BIN) self-check --oha $(OHA) --python $$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1)
 
+# The book (docs/, mdBook) into target/book; its links are checked by tests/docs.rs. mdBook's
+# html renderer without its default features (the search index, `serve`, `watch`) compiles in
+# about a minute.
+MDBOOK := $(TOOLS)/bin/mdbook
+$(MDBOOK):
+	$(CARGO) install mdbook --locked --version 0.5.4 --no-default-features --root $(TOOLS)
+
+book: $(MDBOOK)
+	$(MDBOOK) build docs
+
 # PostgreSQL in Docker (compose/): build asynclab/postgres:15-debian from Debian packages (no
 # registry needed; reused while unchanged), or run it as a server to iterate against:
 # `make docker-up` prints the DATABASE_URL to export (ASYNCLAB_PG_PORT, default 55432).
@@ -102,14 +112,12 @@ comma := ,
 rsloop: envs
 	scripts/build-rsloop.sh $(RSLOOP_PIN) $(UV) $(subst $(comma), ,$(PYTHONS))
 
-# Rebuild the latest run's report (summary.md, report.html, charts/) from its results.json and
-# refresh the charts the README shows.
+# Rebuild the latest run's report (summary.md, report.html, charts/) from its results.json. The
+# book's charts stay as committed: each comes from the run its page names (docs/charts/) or sits
+# beside its results document (docs/findings/).
 charts: build
 	@test -f results/latest/results.json || { echo "no results/latest/results.json: run 'make run-all' first"; exit 1; }
 	$(BIN) report results/latest
-	mkdir -p charts
-	rm -f charts/*.svg charts/*.png
-	cp results/latest/charts/*.svg results/latest/charts/*.png charts/
 
 clean-envs:
 	rm -rf .venvs

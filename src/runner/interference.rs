@@ -20,7 +20,7 @@ use crate::results::Interference;
 /// showed on a quiet machine, and far below the CPU second a busy loop beside a one-second run
 /// shows (docs/defaults.md has the runs).
 pub const FOREIGN_FLOOR_S: f64 = 0.15;
-/// Default for `Limits::max_foreign_cores`: see the README's "Interference" section for the
+/// Default for `Limits::max_foreign_cores`: see docs/method.md, "Interference", for the
 /// measurements it was chosen from.
 pub const DEFAULT_MAX_FOREIGN_CORES: f64 = 0.10;
 /// How many times a contaminated run is repeated in its round by default.

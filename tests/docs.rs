@@ -1,0 +1,213 @@
+//! The README and the book (docs/): every relative link and anchor resolves, every page is in
+//! the book's table of contents, and every findings page is what the lab renders from the
+//! results document committed beside it, byte for byte.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The Markdown files a reader follows links in: the README and every page under docs/.
+fn pages() -> Vec<PathBuf> {
+    let root = common::root();
+    let mut out = vec![root.join("README.md")];
+    let mut stack = vec![root.join("docs")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The text outside fenced code blocks and inline code spans, line by line.
+fn prose(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        // Drop `code` spans: what they hold is not a link.
+        let mut kept = String::new();
+        for (i, part) in line.split('`').enumerate() {
+            if i % 2 == 0 {
+                kept.push_str(part);
+            }
+        }
+        out.push(kept);
+    }
+    out
+}
+
+/// The targets of `[text](target)` and `![alt](target)` links.
+fn links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in prose(text) {
+        let mut rest = line.as_str();
+        while let Some(i) = rest.find("](") {
+            let after = &rest[i + 2..];
+            let Some(end) = after.find(')') else { break };
+            out.push(after[..end].trim().to_string());
+            rest = &after[end..];
+        }
+    }
+    out
+}
+
+/// A heading's anchor as GitHub and mdBook make it: lower case, letters, digits, `-` and `_`
+/// kept, spaces to `-`, everything else dropped.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The anchors of a Markdown file's headings.
+fn anchors(path: &Path) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    prose(&text)
+        .iter()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| slug(l.trim_start_matches('#')))
+        .collect()
+}
+
+#[test]
+fn every_relative_link_and_anchor_resolves() {
+    let mut broken = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for target in links(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (file, anchor) = match target.split_once('#') {
+                Some((f, a)) => (f, Some(a)),
+                None => (target.as_str(), None),
+            };
+            let resolved = if file.is_empty() {
+                page.clone()
+            } else {
+                page.parent().unwrap().join(file)
+            };
+            if !resolved.exists() {
+                broken.push(format!("{}: {target} (no such file)", page.display()));
+                continue;
+            }
+            if let Some(a) = anchor {
+                if resolved.extension().is_some_and(|x| x == "md")
+                    && !anchors(&resolved).contains(a)
+                {
+                    broken.push(format!("{}: {target} (no such heading)", page.display()));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_links_check_sees_links_and_anchors() {
+    let text = "see [a](x.md#one-two) and ![c](charts/a.svg)\n`[not](code.md)`\n```\n[no](fenced.md)\n```\n";
+    assert_eq!(links(text), ["x.md#one-two", "charts/a.svg"]);
+    assert_eq!(
+        slug("Python 3.14 and 3.15: a Debian root"),
+        "python-314-and-315-a-debian-root"
+    );
+}
+
+#[test]
+fn every_page_of_the_book_is_in_its_table_of_contents() {
+    let docs = common::root().join("docs");
+    let summary = std::fs::read_to_string(docs.join("SUMMARY.md")).unwrap();
+    let listed: BTreeSet<String> = links(&summary).into_iter().collect();
+    let missing: Vec<String> = pages()
+        .iter()
+        .filter_map(|p| p.strip_prefix(&docs).ok())
+        .map(|p| p.display().to_string())
+        .filter(|p| p != "SUMMARY.md" && !listed.contains(p))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "pages under docs/ that docs/SUMMARY.md does not list (mdBook would not build them): {missing:?}"
+    );
+}
+
+/// `results.json` of a findings folder, unpacked into `into` (the large ones are committed
+/// as `results.json.xz`).
+fn findings_document(dir: &Path, into: &Path) {
+    let plain = dir.join("results.json");
+    let packed = dir.join("results.json.xz");
+    if plain.exists() {
+        std::fs::copy(&plain, into.join("results.json")).unwrap();
+    } else {
+        let out = std::process::Command::new("xz")
+            .arg("-dc")
+            .arg(&packed)
+            .output()
+            .unwrap_or_else(|e| panic!("xz -dc {}: {e}; install xz-utils", packed.display()));
+        assert!(out.status.success(), "xz -dc {} failed", packed.display());
+        std::fs::write(into.join("results.json"), out.stdout).unwrap();
+    }
+}
+
+#[test]
+fn every_findings_page_is_what_the_lab_renders_from_its_committed_document() {
+    let findings = common::root().join("docs/findings");
+    let mut checked = 0;
+    for e in std::fs::read_dir(&findings).unwrap().flatten() {
+        let dir = e.path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        findings_document(&dir, tmp.path());
+        common::bin()
+            .arg("report")
+            .arg(tmp.path())
+            .assert()
+            .success();
+        let page = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+        let rendered = std::fs::read_to_string(tmp.path().join("summary.md")).unwrap();
+        assert!(
+            page == rendered,
+            "{}/summary.md is not what `asynclab report` renders from its results document: copy the rendered one over it",
+            dir.display()
+        );
+        // Every chart committed beside it is the lab's chart of that document.
+        for c in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = c.path();
+            if p.extension().is_some_and(|x| x == "svg") {
+                let drawn = tmp.path().join("charts").join(p.file_name().unwrap());
+                assert!(
+                    std::fs::read(&p).unwrap() == std::fs::read(&drawn).unwrap_or_default(),
+                    "{} is not the chart `asynclab report` draws from the committed document",
+                    p.display()
+                );
+            }
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 2,
+        "expected the committed findings, found {checked}"
+    );
+}
