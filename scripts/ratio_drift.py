@@ -1,4 +1,4 @@
-"""How far each ratio moved between two runs of the same command (docs/method.md, "How far a ratio holds").
+"""How far each ratio moved between two runs of the same command (docs/method.md).
 
     python3 scripts/ratio_drift.py results/A results/B
 
