@@ -102,6 +102,21 @@ pub struct Results {
     /// what a Python variant's throughput is a fraction of; empty when none ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ceilings: Vec<CeilingRecord>,
+    /// Scenarios asked for that did not run because a service they need could not be had
+    /// (without `--strict`); empty when every scenario ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedScenario>,
+}
+
+/// A scenario the run left out, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkippedScenario {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The service it needs (`postgres`).
+    pub service: String,
+    /// Why that service could not be had, and the fix.
+    pub reason: String,
 }
 
 /// A Rust reference client (src/reference/) at one setting of a scenario: the same load as the

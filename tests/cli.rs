@@ -118,6 +118,119 @@ fn unreachable_database_url_fails_fast() {
     assert!(started.elapsed() < std::time::Duration::from_secs(15));
 }
 
+/// `run --scenario no_service,pg_probe` on the test workloads with the results in `out`.
+fn run_beside_pg_probe(out: &std::path::Path) -> assert_cmd::Command {
+    let mut cmd = bin();
+    cmd.args(["run", "--workloads", "tests/data/workloads"])
+        .args(["--scenario", "no_service,pg_probe", "--quick", "--out"])
+        .arg(out)
+        .args(["--venvs", "target/test-venvs", "--python", "3.12"]);
+    cmd
+}
+
+/// A closed loopback port: a database URL nothing answers at.
+fn unreachable_url() -> String {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("postgresql://nobody@127.0.0.1:{closed}/x")
+}
+
+#[test]
+fn a_scenario_whose_database_cannot_be_had_is_skipped_and_the_rest_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let assert = run_beside_pg_probe(&out)
+        .args(["--pg", "external"])
+        .env("DATABASE_URL", unreachable_url())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("skipping pg_probe"))
+        .stdout(predicate::str::contains(
+            "pg_probe: not run: it needs postgres",
+        ));
+    drop(assert);
+    let doc = common::results(&out);
+    let skipped = doc["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0]["scenario"], "pg_probe");
+    assert!(skipped[0]["reason"].as_str().unwrap().contains("127.0.0.1"));
+    let cells = doc["cells"].as_array().unwrap();
+    assert!(!cells.is_empty() && cells.iter().all(|c| c["scenario"] == "no_service"));
+    assert!(cells.iter().all(|c| c["status"] == "ok"), "{cells:?}");
+    assert!(common::schema_errors(&doc).is_empty());
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("Scenario pg_probe did not run: it needs postgres"));
+}
+
+#[test]
+fn strict_makes_a_database_that_cannot_be_had_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let url = unreachable_url();
+    let port = url
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches("/x")
+        .to_string();
+    run_beside_pg_probe(&tmp.path().join("run"))
+        .args(["--pg", "external", "--strict"])
+        .env("DATABASE_URL", &url)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(format!("127.0.0.1:{port}")));
+}
+
+/// With no `DATABASE_URL`, no Docker engine and PostgreSQL's programs hidden (a private mount
+/// namespace puts an empty folder over /usr/lib/postgresql and /usr/local/bin drops out of
+/// PATH), `--pg auto` cannot have a database: the run goes on without the scenario that
+/// needs one and names what is missing.
+#[test]
+fn a_machine_without_postgresql_runs_the_other_scenarios() {
+    let probe = std::process::Command::new("unshare")
+        .args(["--mount", "--map-root-user", "true"])
+        .output()
+        .expect("unshare (util-linux) runs");
+    assert!(
+        probe.status.success(),
+        "cannot hide PostgreSQL in a mount namespace (run as root or enable user namespaces): {}",
+        String::from_utf8_lossy(&probe.stderr).trim()
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let exe = assert_cmd::cargo::cargo_bin("asynclab");
+    let hide = "if [ -d /usr/lib/postgresql ]; then mount -t tmpfs none /usr/lib/postgresql || exit 97; fi; exec \"$@\"";
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args(["--mount", "--map-root-user", "sh", "-c", hide, "sh"])
+        .arg(exe)
+        .args(["run", "--workloads", "tests/data/workloads"])
+        .args(["--scenario", "no_service,pg_probe", "--quick", "--out"])
+        .arg(&out)
+        .args(["--venvs", "target/test-venvs", "--python", "3.12"])
+        .current_dir(common::root())
+        .env_remove("DATABASE_URL")
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .env("PATH", "/usr/bin:/bin:/usr/sbin:/sbin")
+        .env("NO_COLOR", "1");
+    let run = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("skipping pg_probe"), "{stderr}");
+    assert!(
+        stderr.contains("initdb"),
+        "the line names what is missing: {stderr}"
+    );
+    let doc = common::results(&out);
+    assert_eq!(doc["skipped"][0]["scenario"], "pg_probe");
+    assert!(doc["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["scenario"] == "no_service" && c["status"] == "ok"));
+}
+
 #[test]
 fn list_shows_the_catalogue() {
     bin()

@@ -87,6 +87,11 @@ fn fully_populated() -> Results {
     }];
     r.method.wake_hold =
         Some("held at 0 µs through /dev/cpu_dma_latency: idle CPUs poll instead of halting".into());
+    r.skipped = vec![asynclab::results::SkippedScenario {
+        scenario: "db".into(),
+        service: "postgres".into(),
+        reason: "PostgreSQL server binaries not found".into(),
+    }];
     r.ceilings = vec![asynclab::results::CeilingRecord {
         scenario: "db_remote".into(),
         params: BTreeMap::from([("rtt_ms".to_string(), Value::from(5))]),

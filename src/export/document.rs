@@ -31,6 +31,12 @@ fn intro(r: &Report) -> Vec<Block> {
             cpu_list(&m.cpus)
         )));
     }
+    for s in &r.results.skipped {
+        out.push(Block::Para(format!(
+            "Scenario {} did not run: it needs {}, which could not be had: {}",
+            s.scenario, s.service, s.reason
+        )));
+    }
     if let Some(w) = &m.wake_hold {
         out.push(Block::Para(format!("CPU wake-up latency request: {w}.")));
     }

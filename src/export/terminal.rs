@@ -112,6 +112,13 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
+    for s in &r.results.skipped {
+        let _ = writeln!(
+            out,
+            "{}: not run: it needs {}, which could not be had: {}",
+            s.scenario, s.service, s.reason
+        );
+    }
     if !r.warnings.is_empty() {
         let _ = writeln!(
             out,

@@ -35,7 +35,9 @@ fn run(cmd: &mut Command, what: &str) -> anyhow::Result<()> {
 }
 
 /// Makes (or reuses) `VENVS/cpython-X.Y.Z` for an interpreter; rebuilt only when the
-/// requirements or the interpreter change.
+/// requirements or the interpreter change. Two commands preparing the same environment at once
+/// take turns on `VENVS/cpython-X.Y.Z.lock` (an advisory lock the kernel drops when a process
+/// dies), so the second finds the first's environment made instead of removing it half-built.
 pub fn prepare_env(
     interp: &Interpreter,
     workloads: &Path,
@@ -60,6 +62,12 @@ pub fn prepare_env(
     let stamp_value = format!("{:x}", hash.finalize());
 
     let dir = venvs.join(format!("cpython-{}", interp.version));
+    std::fs::create_dir_all(venvs).with_context(|| format!("cannot create {}", venvs.display()))?;
+    let lock_path = venvs.join(format!("cpython-{}.lock", interp.version));
+    let lock = std::fs::File::create(&lock_path)
+        .with_context(|| format!("cannot create {}", lock_path.display()))?;
+    lock.lock()
+        .with_context(|| format!("cannot lock {}", lock_path.display()))?;
     let stamp = dir.join(".asynclab-stamp");
     let exe = dir.join("bin/python");
     if std::fs::read_to_string(&stamp)
@@ -76,7 +84,6 @@ pub fn prepare_env(
         std::fs::remove_dir_all(&dir)
             .with_context(|| format!("cannot remove stale {}", dir.display()))?;
     }
-    std::fs::create_dir_all(venvs).with_context(|| format!("cannot create {}", venvs.display()))?;
     eprintln!(
         "asynclab: building the Python {} environment in {} ...",
         interp.version,

@@ -69,6 +69,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
         sweeps: Vec::new(),
         invocation: Some(invocation(args, plan)),
         ceilings: Vec::new(),
+        skipped: Vec::new(),
     }
 }
 

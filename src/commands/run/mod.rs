@@ -12,6 +12,7 @@ use clap::Args;
 
 use super::envs::EnvArgs;
 use crate::interrupt;
+use crate::results::SkippedScenario;
 use crate::runner::matrix::ParamOverride;
 use crate::services::postgres::PgBackend;
 use crate::study::{Study, StudyPlan};
@@ -183,10 +184,32 @@ pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
         );
     }
     // Guards that stop the services on return, error or Ctrl-C.
-    let services = services::start(&plan, args.pg(), args.pg_image())?;
+    let services = services::start(&plan, args.pg(), args.pg_image(), args.strict)?;
     interrupt::check()?;
+    let (plan, skipped) = match &services.missing {
+        Some(m) => {
+            let (plan, names) = plan.without(m.service);
+            eprintln!(
+                "asynclab: skipping {} (they need {}, which could not be had: {}); the other scenarios run, and --strict makes this an error",
+                names.join(", "),
+                m.service.name(),
+                m.reason
+            );
+            let skipped = names
+                .into_iter()
+                .map(|scenario| SkippedScenario {
+                    scenario,
+                    service: m.service.name().to_string(),
+                    reason: m.reason.clone(),
+                })
+                .collect();
+            (plan, skipped)
+        }
+        None => (plan, Vec::new()),
+    };
     let dir = write::out_dir(args)?;
-    let results = measure::new_document(args, &plan, &services);
+    let mut results = measure::new_document(args, &plan, &services);
+    results.skipped = skipped;
     eprintln!("asynclab: writing results to {}", dir.display());
     write::mark_latest(&dir);
     let (measured, outcome) = measure::measure(args, &plan, &services, results.clone(), &dir);

@@ -51,6 +51,17 @@ impl RunPlan {
             .iter()
             .any(|s| s.scenario.services.contains(&service))
     }
+
+    /// The plan without the scenarios that need `service`, and their names.
+    pub fn without(mut self, service: Service) -> (RunPlan, Vec<String>) {
+        let (out, kept): (Vec<_>, Vec<_>) = self
+            .scenarios
+            .into_iter()
+            .partition(|s| s.scenario.services.contains(&service));
+        self.scenarios = kept;
+        let names = out.into_iter().map(|s| s.scenario.name).collect();
+        (self, names)
+    }
 }
 
 /// Checks the flags, reads the catalogue, prepares the interpreters and expands the matrices.

@@ -36,6 +36,17 @@ pub struct Services {
     /// The 0 µs CPU wake-up latency request, held while the mock server's delays or a delay
     /// line's releases are timed (their precision depends on how fast an idle CPU wakes).
     pub wake: WakeHold,
+    /// A service the plan needs that could not be had, when the run may go on without it.
+    pub missing: Option<Missing>,
+}
+
+/// A service that could not be started, and why (the error's one line, with its fix).
+#[derive(Debug, Clone)]
+pub struct Missing {
+    /// The service.
+    pub service: Service,
+    /// Why, and the fix.
+    pub reason: String,
 }
 
 impl Services {
@@ -80,11 +91,18 @@ impl Services {
 }
 
 /// Starts what the plan's scenarios need, in the order HTTP, echo, PostgreSQL; a service that
-/// fails to start stops the ones already running.
+/// fails to start stops the ones already running. PostgreSQL that cannot be had is an error
+/// under `strict` or when every scenario needs it; otherwise it is [`Services::missing`], no
+/// delay line stands before it, and the caller leaves its scenarios out.
 ///
 /// The calling thread is pinned to the placement's service CPUs first: the services' runtime
 /// threads and PostgreSQL's processes inherit that mask, and so do the driver's later threads.
-pub fn start(plan: &RunPlan, pg: PgBackend, pg_image: &str) -> anyhow::Result<Services> {
+pub fn start(
+    plan: &RunPlan,
+    pg: PgBackend,
+    pg_image: &str,
+    strict: bool,
+) -> anyhow::Result<Services> {
     let cpus = &plan.placement.service_cpus;
     if !cpus.is_empty() {
         crate::affinity::pin_this_thread(cpus).with_context(|| {
@@ -103,8 +121,26 @@ pub fn start(plan: &RunPlan, pg: PgBackend, pg_image: &str) -> anyhow::Result<Se
     } else {
         None
     };
+    let mut missing = None;
     let pg = if plan.needs(Service::Postgres) {
-        Some(Postgres::provide_with(pg, pg_image)?)
+        match Postgres::provide_with(pg, pg_image) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                crate::interrupt::check()?;
+                let every = plan
+                    .scenarios
+                    .iter()
+                    .all(|s| s.scenario.services.contains(&Service::Postgres));
+                if strict || every {
+                    return Err(e);
+                }
+                missing = Some(Missing {
+                    service: Service::Postgres,
+                    reason: format!("{e:#}"),
+                });
+                None
+            }
+        }
     } else {
         None
     };
@@ -113,12 +149,15 @@ pub fn start(plan: &RunPlan, pg: PgBackend, pg_image: &str) -> anyhow::Result<Se
         database_url: pg.as_ref().map(|p| p.url().to_string()),
         echo_addr: echo.as_ref().map(|e| e.addr().to_string()),
     };
-    let wake = if plan.needs(Service::Http) || !networks(plan).is_empty() {
+    let wake = if plan.needs(Service::Http)
+        || !networks(plan, missing.as_ref().map(|m| m.service)).is_empty()
+    {
         WakeHold::acquire()
     } else {
         WakeHold::none("no mock server or delay line in this run")
     };
     let mut services = Services {
+        missing,
         wake,
         lines: Vec::new(),
         pg,
@@ -129,17 +168,22 @@ pub fn start(plan: &RunPlan, pg: PgBackend, pg_image: &str) -> anyhow::Result<Se
             delayed: Vec::new(),
         },
     };
-    for (network, needs) in networks(plan) {
+    let missing = services.missing.as_ref().map(|m| m.service);
+    for (network, needs) in networks(plan, missing) {
         let addrs = start_lines(&mut services, network, &needs)?;
         services.routes.delayed.push((network, addrs));
     }
     Ok(services)
 }
 
-/// Every network distance the plan's cells ask for, with the services those cells use.
-fn networks(plan: &RunPlan) -> Vec<(Network, Vec<Service>)> {
+/// Every network distance the plan's cells ask for, with the services those cells use; the
+/// cells of scenarios that need the `missing` service are left out.
+fn networks(plan: &RunPlan, missing: Option<Service>) -> Vec<(Network, Vec<Service>)> {
     let mut out: Vec<(Network, Vec<Service>)> = Vec::new();
-    for spec in plan.scenarios.iter().flat_map(|s| &s.specs) {
+    let runs = |s: &&super::plan::PlannedScenario| {
+        missing.is_none_or(|m| !s.scenario.services.contains(&m))
+    };
+    for spec in plan.scenarios.iter().filter(runs).flat_map(|s| &s.specs) {
         let Some(network) = spec.network else {
             continue;
         };
