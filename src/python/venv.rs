@@ -36,8 +36,9 @@ fn run(cmd: &mut Command, what: &str) -> anyhow::Result<()> {
 
 /// Makes (or reuses) `VENVS/cpython-X.Y.Z` for an interpreter; rebuilt only when the
 /// requirements or the interpreter change. Two commands preparing the same environment at once
-/// take turns on `VENVS/cpython-X.Y.Z.lock` (an advisory lock the kernel drops when a process
-/// dies), so the second finds the first's environment made instead of removing it half-built.
+/// take turns on `VENVS/.locks/cpython-X.Y.Z` (an advisory lock the kernel drops when a
+/// process dies), so the second finds the first's environment made instead of removing it
+/// half-built.
 pub fn prepare_env(
     interp: &Interpreter,
     workloads: &Path,
@@ -62,8 +63,10 @@ pub fn prepare_env(
     let stamp_value = format!("{:x}", hash.finalize());
 
     let dir = venvs.join(format!("cpython-{}", interp.version));
-    std::fs::create_dir_all(venvs).with_context(|| format!("cannot create {}", venvs.display()))?;
-    let lock_path = venvs.join(format!("cpython-{}.lock", interp.version));
+    let locks = venvs.join(".locks");
+    std::fs::create_dir_all(&locks)
+        .with_context(|| format!("cannot create {}", locks.display()))?;
+    let lock_path = locks.join(format!("cpython-{}", interp.version));
     let lock = std::fs::File::create(&lock_path)
         .with_context(|| format!("cannot create {}", lock_path.display()))?;
     lock.lock()
