@@ -54,6 +54,7 @@ pub mod runner;
 pub mod services;
 pub mod stats;
 pub mod study;
+pub mod threshold;
 pub mod toml_input;
 
 use cli::Command;

@@ -227,6 +227,11 @@ pub struct Method {
     /// analysed with the default ([`Method::noise_threshold`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_threshold: Option<f64>,
+    /// Significance level of the Mann–Whitney test every verdict uses (`--alpha`); absent in
+    /// documents from before it was recorded, which are analysed with the default
+    /// ([`Method::alpha`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
     /// When a run counted as contaminated by other programs, and how often it was repeated;
     /// absent in documents from before interference was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -249,6 +254,11 @@ impl Method {
         self.scenario_plans
             .get(scenario)
             .map_or(self.rounds, |p| p.rounds)
+    }
+
+    /// The run's significance level, or the default for documents that do not record one.
+    pub fn alpha(&self) -> f64 {
+        self.alpha.unwrap_or(crate::stats::ALPHA)
     }
 
     /// The run's noise threshold, or the default for documents that do not record one.

@@ -74,6 +74,13 @@ pub struct Study {
     /// Smallest difference a verdict counts, a fraction of the baseline (`--noise-threshold`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_threshold: Option<f64>,
+    /// Significance level of every verdict's test (`--alpha`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// Pass/fail thresholds by scenario (`io_http = ["asyncio/sync >= 5"]`): a run that
+    /// misses one exits 1 and prints it ([`crate::threshold`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub thresholds: BTreeMap<String, Vec<String>>,
 }
 
 /// Rounds and warm-ups of one scenario.
@@ -108,6 +115,10 @@ fn hint(key: &str) -> &'static str {
         "quick" | "strict" => "give true or false",
         "max_foreign_cores" => "give a number of cores, e.g. 0.1",
         "noise_threshold" => "give a fraction of the baseline from 0 to below 1, e.g. 0.03",
+        "alpha" => "give a significance level strictly between 0 and 1, e.g. 0.05",
+        "thresholds" => {
+            "give [thresholds] with SCENARIO = [\"asyncio/sync >= 5\", \"p99_ms < 50\"]"
+        }
         "pg" => "give a string: \"auto\", \"local\", \"external\" or \"container\"",
         "placement" => "give \"shared\", \"split\" or \"unpinned\"",
         "pg_image" => "give an image name, e.g. \"postgres:16\"",
@@ -222,6 +233,28 @@ impl Study {
                     "max_foreign_cores",
                     &format!("{m} is not a number of cores"),
                     hint("max_foreign_cores"),
+                ));
+            }
+        }
+        for (scenario, exprs) in &self.thresholds {
+            for e in exprs {
+                crate::threshold::Threshold::parse(e).map_err(|why| {
+                    bad(
+                        source,
+                        &format!("thresholds.{scenario}"),
+                        &why,
+                        crate::threshold::FORMS,
+                    )
+                })?;
+            }
+        }
+        if let Some(a) = self.alpha {
+            if !(a > 0.0 && a < 1.0) {
+                return Err(bad(
+                    source,
+                    "alpha",
+                    &format!("{a} is not a significance level"),
+                    hint("alpha"),
                 ));
             }
         }

@@ -231,6 +231,132 @@ fn a_machine_without_postgresql_runs_the_other_scenarios() {
         .all(|c| c["scenario"] == "no_service" && c["status"] == "ok"));
 }
 
+/// `run --scenario no_service --quick` from the folder `cwd` (so `results/` lands there), with
+/// `extra` arguments.
+fn run_no_service_in(cwd: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let root = common::root();
+    bin()
+        .current_dir(cwd)
+        .arg("run")
+        .arg("--workloads")
+        .arg(root.join("tests/data/workloads"))
+        .arg("--venvs")
+        .arg(root.join("target/test-venvs"))
+        .args(["--python", "3.12", "--scenario", "no_service", "--quick"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_study_threshold_that_fails_exits_1_and_prints_the_failing_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = tmp.path().join("gate.toml");
+    std::fs::write(
+        &study,
+        "[thresholds]\nno_service = [\"throughput_per_s > 1e15\", \"wall_s >= 0\"]\n",
+    )
+    .unwrap();
+    let out = run_no_service_in(tmp.path(), &["--study", study.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("thresholds: 1 of 2 check(s) failed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FAILED no_service: throughput_per_s > 1000000000000000"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("FAILED no_service: wall_s"), "{stdout}");
+    assert!(stderr.contains("1 threshold check(s) failed"), "{stderr}");
+    let summary = std::fs::read_to_string(tmp.path().join("results/latest/summary.md")).unwrap();
+    assert!(summary.contains("## Thresholds"), "{summary}");
+}
+
+#[test]
+fn a_malformed_threshold_is_one_line_naming_the_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = tmp.path().join("bad.toml");
+    std::fs::write(&study, "[thresholds]\nno_service = [\"p98_ms < 5\"]\n").unwrap();
+    let out = run_no_service_in(tmp.path(), &["--study", study.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("thresholds.no_service") && stderr.contains("p98_ms"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_saved_baseline_is_compared_with_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = run_no_service_in(tmp.path(), &["--baseline", "before"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("--save-baseline before"));
+    let saved = run_no_service_in(tmp.path(), &["--save-baseline", "before", "--out", "a"]);
+    assert!(
+        saved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&saved.stderr)
+    );
+    assert!(tmp
+        .path()
+        .join("results/baselines/before/results.json")
+        .is_file());
+    let again = run_no_service_in(
+        tmp.path(),
+        &["--baseline", "before", "-r", "3", "-w", "0", "--out", "b"],
+    );
+    let stdout = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert!(stdout.contains("against the baseline before"), "{stdout}");
+    assert!(
+        stdout.contains("no_service/ok"),
+        "the comparison names the cell: {stdout}"
+    );
+}
+
+#[test]
+fn exports_and_alpha_land_where_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let j = tmp.path().join("one.json");
+    let m = tmp.path().join("one.md");
+    let c = tmp.path().join("one.csv");
+    let out = run_no_service_in(
+        tmp.path(),
+        &[
+            "--alpha",
+            "0.01",
+            "--export-json",
+            j.to_str().unwrap(),
+            "--export-markdown",
+            m.to_str().unwrap(),
+            "--export-csv",
+            c.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(doc["method"]["alpha"], 0.01);
+    assert!(std::fs::read_to_string(&m).unwrap().contains("α = 0.01"));
+    assert!(std::fs::read_to_string(&c).unwrap().contains("no_service"));
+    let bad = run_no_service_in(tmp.path(), &["--alpha", "1.5"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--alpha"));
+}
+
 #[test]
 fn list_shows_the_catalogue() {
     bin()

@@ -91,7 +91,7 @@ fn jitter_within_the_threshold_passes() {
     let (code, out) = compare(&[FIXTURE, path(&new)]);
     assert_eq!(code, 0, "{out}");
     // The threshold can be tightened below the jitter: then nothing significant is still a pass.
-    let (code, out) = compare(&[FIXTURE, path(&new), "--threshold", "1"]);
+    let (code, out) = compare(&[FIXTURE, path(&new), "--threshold", "0.01"]);
     assert_eq!(code, 0, "{out}");
 }
 

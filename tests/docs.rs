@@ -211,3 +211,26 @@ fn every_findings_page_is_what_the_lab_renders_from_its_committed_document() {
         "expected the committed findings, found {checked}"
     );
 }
+
+#[test]
+fn the_readme_shows_the_terminal_summary_the_lab_prints_for_its_committed_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    findings_document(&common::root().join("docs/findings/paterson"), tmp.path());
+    let out = common::bin()
+        .arg("report")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let printed: Vec<&str> = std::str::from_utf8(&out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("report regenerated in "))
+        .collect();
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&printed.join("\n")),
+        "README.md's example is not what `asynclab report docs/findings/paterson` prints now; paste it:\n{}",
+        printed.join("\n")
+    );
+}

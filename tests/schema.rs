@@ -56,8 +56,8 @@ fn fully_populated() -> Results {
     let study = asynclab::study::Study::parse(
         "scenarios = ['io_http']\npython = ['3.12']\nloops = ['asyncio']\npg = 'auto'\n\
          pg_image = 'postgres:16'\nrounds = 3\nwarmups = 1\nquick = true\ncpus = [0]\nplacement = 'shared'\n\
-         rates = [10, 20]\nstrict = false\nmax_foreign_cores = 0.1\nrepeats = 3\nnoise_threshold = 0.03\n\
-         [params]\nconcurrency = [10, 100]\ndelay_ms = 20\n[plans.cpu]\nrounds = 2\nwarmups = 0\n",
+         rates = [10, 20]\nstrict = false\nmax_foreign_cores = 0.1\nrepeats = 3\nnoise_threshold = 0.03\nalpha = 0.05\n\
+         [thresholds]\nio_http = ['asyncio/sync >= 5']\n[params]\nconcurrency = [10, 100]\ndelay_ms = 20\n[plans.cpu]\nrounds = 2\nwarmups = 0\n",
         "fully populated",
     )
     .unwrap();
@@ -111,6 +111,7 @@ fn fully_populated() -> Results {
         failure: Some("a failure".into()),
     }];
     r.method.noise_threshold = Some(0.03);
+    r.method.alpha = Some(0.05);
     r.method.interference = Some(asynclab::results::InterferencePolicy {
         max_foreign_cores: 0.1,
         floor_s: 0.05,

@@ -23,10 +23,11 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// The rule a run was analysed with: α = [`stats::ALPHA`] and the run's noise threshold.
+    /// The rule a run was analysed with: its significance level and noise threshold (the
+    /// defaults where the document records none).
     pub fn of(method: &Method) -> Rule {
         Rule {
-            alpha: stats::ALPHA,
+            alpha: method.alpha(),
             noise_threshold: method.noise_threshold(),
         }
     }

@@ -20,6 +20,8 @@ pub mod services;
 pub mod speed;
 pub mod summary;
 pub mod sweep;
+pub mod thresholds;
+pub mod warnings;
 
 use std::collections::BTreeMap;
 
@@ -59,8 +61,11 @@ pub struct Report<'a> {
     pub service_answers: Vec<service_questions::ServiceAnswer>,
     /// The machine-speed probe over every run, when runs were probed.
     pub machine_speed: Option<speed::ProbeRange>,
-    /// The environment's warnings, the machine's speed when it moved, then every cell's.
-    pub warnings: Vec<String>,
+    /// The environment's warnings, the machine's speed when it moved, then the cells' round
+    /// warnings grouped by cause.
+    pub warnings: Vec<warnings::WarningGroup>,
+    /// The study's thresholds, each against the cells it reads.
+    pub thresholds: Vec<thresholds::ThresholdCheck>,
 }
 
 /// The scenario names of a document, in first-seen order.
@@ -97,19 +102,15 @@ pub fn analyze(results: &Results) -> Report<'_> {
         ));
     }
     let machine_speed = speed::probe_range(&results.cells);
-    let warnings = results
-        .env
-        .warnings
-        .iter()
-        .cloned()
-        .chain(machine_speed.as_ref().and_then(speed::warning))
-        .chain(
-            results
-                .cells
-                .iter()
-                .flat_map(|c| c.warnings.iter().cloned()),
-        )
-        .collect();
+    let warnings = warnings::group(
+        results,
+        results
+            .env
+            .warnings
+            .iter()
+            .cloned()
+            .chain(machine_speed.as_ref().and_then(speed::warning)),
+    );
     let decisions = decision::decisions(results, rule);
     let sweeps = sweep::analyze(&results.cells);
     let like_for_like = like_for_like::analyze(&sweeps);
@@ -130,6 +131,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
         decisions,
         machine_speed,
         warnings,
+        thresholds: thresholds::check(results),
     }
 }
 

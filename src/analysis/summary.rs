@@ -92,7 +92,7 @@ pub fn summarize_cell(cell: &Cell) -> Option<(CellSummary, Vec<String>)> {
             latency_with_rounds(name, &per_round).map(|s| (name.clone(), s))
         })
         .collect();
-    let warnings = stats::warnings(&format!("{} throughput", cell.id), &throughput);
+    let warnings = round_warnings(cell).into_iter().map(|w| w.text).collect();
     let summary = CellSummary {
         rounds: runs.len(),
         contaminated_runs: runs.contaminated(),
@@ -109,6 +109,17 @@ pub fn summarize_cell(cell: &Cell) -> Option<(CellSummary, Vec<String>)> {
         errors: runs.iter().map(|r| r.errors).sum(),
     };
     Some((summary, warnings))
+}
+
+/// A cell's warnings about its measured rounds' throughput, by cause; its stored `warnings`
+/// are their texts.
+pub fn round_warnings(cell: &Cell) -> Vec<stats::RoundWarning> {
+    let runs = MeasuredRuns::of(cell);
+    if runs.is_empty() {
+        return Vec::new();
+    }
+    let throughput: Vec<f64> = runs.iter().map(|r| r.throughput_per_s).collect();
+    stats::round_warnings(&format!("{} throughput", cell.id), &throughput)
 }
 
 /// Sets a cell's summary and warnings from its runs (none before its first run).

@@ -15,8 +15,9 @@ pub struct CompareArgs {
     pub base: PathBuf,
     /// The run to judge (a results folder or results.json); omit it with --by.
     pub new: Option<PathBuf>,
-    /// Fail when a cell is worse than BASE by more than this many percent (and significantly).
-    #[arg(long, default_value_t = 10.0, value_name = "PCT")]
+    /// Fail when a cell is worse than BASE by more than this fraction (and significantly); a
+    /// fraction like every threshold of the lab's: 0.10 is 10%.
+    #[arg(long, default_value_t = 0.10, value_name = "FRACTION")]
     pub threshold: f64,
     /// The per-run number compared: throughput (higher is better), wall, cpu or rss (lower is better).
     #[arg(long, value_enum, default_value = "throughput")]
@@ -46,10 +47,13 @@ pub enum Format {
 
 /// Checks the flags, compares, prints; 1 when the gate fails.
 pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
-    if !(a.threshold.is_finite() && a.threshold >= 0.0) {
+    if !(a.threshold.is_finite() && (0.0..1.0).contains(&a.threshold)) {
         return Err(UsageError::Flag {
             flag: "--threshold",
-            message: format!("{} is not a percentage; give a number like 10", a.threshold),
+            message: format!(
+                "{} is not a fraction from 0 to below 1; give e.g. 0.10 for 10% (as --noise-threshold takes 0.03 for 3%)",
+                a.threshold
+            ),
         }
         .into());
     }
@@ -65,7 +69,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
     }
     let gate = compare::Gate {
         metric: a.metric,
-        threshold_pct: a.threshold,
+        threshold_pct: a.threshold * 100.0,
         alpha: a.alpha,
     };
     let base = crate::analysis::summary::load(&a.base)?;

@@ -62,7 +62,14 @@ fn flags(a: &RerunArgs) -> RunArgs {
         max_foreign_cores: None,
         repeats: None,
         noise_threshold: None,
+        alpha: None,
+        export_json: None,
+        export_markdown: None,
+        export_csv: None,
+        save_baseline: None,
+        baseline: None,
         plans: Default::default(),
+        thresholds: Default::default(),
     }
 }
 

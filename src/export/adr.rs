@@ -413,7 +413,10 @@ pub fn caveats(r: &Report) -> Vec<String> {
         "Machine: {} ({} cores), kernel {}, {pinned}: these are this machine's figures; elsewhere compare ratios, not absolute times.",
         e.cpu_model, e.cores, e.kernel
     ));
-    items.extend(r.warnings.iter().map(|w| format!("Warning: {w}")));
+    items.extend(r.warnings.iter().map(|g| match g.items.len() {
+        0 => format!("Warning: {}", g.headline),
+        n => format!("Warning: {} ({n} samples)", g.headline),
+    }));
     items
 }
 

@@ -142,6 +142,36 @@ fn environment(r: &Report) -> Section {
     s
 }
 
+/// The study's thresholds, each against what it read; None without thresholds.
+fn thresholds_section(r: &Report) -> Option<Section> {
+    if r.thresholds.is_empty() {
+        return None;
+    }
+    let failed = r.thresholds.iter().filter(|c| !c.passed).count();
+    let mut s = Section::new("Thresholds", None);
+    s.para(format!(
+        "The study's thresholds: {failed} of {} check(s) failed{}.",
+        r.thresholds.len(),
+        if failed > 0 {
+            ", so the run exited 1"
+        } else {
+            ""
+        }
+    ));
+    let mut t = super::markup::Table::new(["scenario", "threshold", "read at", "value", "held"]);
+    for c in &r.thresholds {
+        t.row([
+            super::markup::Cell::from(c.scenario.clone()),
+            super::markup::Cell::from(format!("`{}`", c.threshold)),
+            super::markup::Cell::from(c.at.clone()),
+            super::markup::Cell::from(c.value.map_or("–".into(), crate::format::num)),
+            super::markup::Cell::from(if c.passed { "yes" } else { "**no**" }),
+        ]);
+    }
+    s.table(t);
+    Some(s)
+}
+
 /// The whole report: the answers first (the decision table, the service questions), then each
 /// scenario's detail, the warnings and the environment.
 pub fn build(r: &Report) -> Doc {
@@ -149,6 +179,7 @@ pub fn build(r: &Report) -> Doc {
         .into_iter()
         .collect();
     sections.extend(service_tables::questions_section(&r.service_answers));
+    sections.extend(thresholds_section(r));
     sections.extend(r.scenarios.iter().map(scenario_tables::section));
     sections.extend(
         r.ops
@@ -164,7 +195,22 @@ pub fn build(r: &Report) -> Doc {
     sections.extend(network_tables::ceiling_section(&r.ceilings));
     if !r.warnings.is_empty() {
         let mut s = Section::new("Warnings", None);
-        s.list(r.warnings.clone());
+        s.blocks.push(Block::Folded(
+            r.warnings
+                .iter()
+                .map(|g| {
+                    let line = match g.items.len() {
+                        0 => g.headline.clone(),
+                        n => format!(
+                            "{} — {n} sample{}, listed in report.html",
+                            g.headline,
+                            if n == 1 { "" } else { "s" }
+                        ),
+                    };
+                    (line, g.items.clone())
+                })
+                .collect(),
+        ));
         sections.push(s);
     }
     sections.push(environment(r));

@@ -101,6 +101,9 @@ pub enum Block {
     Table(Table),
     /// A bullet list.
     List(Vec<String>),
+    /// A bullet list whose items have details: Markdown shows one line per item, HTML folds
+    /// the details under it (`<details>`).
+    Folded(Vec<(String, Vec<String>)>),
 }
 
 /// A titled section (`##`), optionally a scenario's, so its charts go with it.
@@ -172,6 +175,12 @@ impl Markdown {
             }
             Block::List(items) => {
                 for i in items {
+                    let _ = writeln!(out, "- {i}");
+                }
+                out.push('\n');
+            }
+            Block::Folded(items) => {
+                for (i, _) in items {
                     let _ = writeln!(out, "- {i}");
                 }
                 out.push('\n');
@@ -261,6 +270,25 @@ impl Html {
                 let _ = writeln!(out, "<ul>");
                 for i in items {
                     let _ = writeln!(out, "<li>{}</li>", Self::inline(i));
+                }
+                let _ = writeln!(out, "</ul>");
+            }
+            Block::Folded(items) => {
+                let _ = writeln!(out, "<ul>");
+                for (i, details) in items {
+                    if details.is_empty() {
+                        let _ = writeln!(out, "<li>{}</li>", Self::inline(i));
+                        continue;
+                    }
+                    let _ = writeln!(
+                        out,
+                        "<li><details><summary>{}</summary><ul>",
+                        Self::inline(i)
+                    );
+                    for d in details {
+                        let _ = writeln!(out, "<li>{}</li>", Self::inline(d));
+                    }
+                    let _ = writeln!(out, "</ul></details></li>");
                 }
                 let _ = writeln!(out, "</ul>");
             }

@@ -112,6 +112,23 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
+    let failed: Vec<_> = r.thresholds.iter().filter(|c| !c.passed).collect();
+    if !r.thresholds.is_empty() {
+        let _ = writeln!(
+            out,
+            "thresholds: {} of {} check(s) failed",
+            failed.len(),
+            r.thresholds.len()
+        );
+        for c in failed {
+            let value = c.value.map_or("no figure".into(), crate::format::num);
+            let _ = writeln!(
+                out,
+                "  FAILED {}: {} ({}: {value})",
+                c.scenario, c.threshold, c.at
+            );
+        }
+    }
     for s in &r.results.skipped {
         let _ = writeln!(
             out,
@@ -120,9 +137,10 @@ pub fn render(r: &Report) -> String {
         );
     }
     if !r.warnings.is_empty() {
+        let count: usize = r.warnings.iter().map(|g| g.count()).sum();
         let _ = writeln!(
             out,
-            "{} warning(s): the Warnings section of summary.md lists them",
+            "{count} warning(s) of {} cause(s): the Warnings section of summary.md lists them",
             r.warnings.len()
         );
     }

@@ -144,3 +144,30 @@ fn an_efficiency_over_the_physical_bound_is_flagged_not_printed_bare() {
         .unwrap_or_else(|| panic!("no flagged asyncio row in:\n{md}"));
     assert!(line.contains("not a real gain"), "{line}");
 }
+
+#[test]
+fn the_warnings_section_has_one_line_per_cause_and_html_folds_the_samples() {
+    let mut doc = crate::results::quick_fixture();
+    doc.env.warnings.push("the machine is busy".into());
+    let report = analysis::analyze(&doc);
+    assert!(
+        report.warnings.iter().any(|g| !g.items.is_empty()),
+        "the fixture has cells with round warnings: {:?}",
+        report.warnings
+    );
+    let outputs = Outputs::new(&report);
+    let md = String::from_utf8(MarkdownExporter.render(&outputs).unwrap()).unwrap();
+    let section = md.split("## Warnings\n\n").nth(1).unwrap();
+    let lines: Vec<&str> = section
+        .lines()
+        .take_while(|l| l.starts_with("- "))
+        .collect();
+    assert_eq!(lines.len(), report.warnings.len(), "{section}");
+    let html = String::from_utf8(HtmlExporter.render(&outputs).unwrap()).unwrap();
+    for g in report.warnings.iter().filter(|g| !g.items.is_empty()) {
+        assert!(html.contains("<details><summary>"), "{html}");
+        for item in &g.items {
+            assert!(html.contains(&super::markup::Html::inline(item)), "{item}");
+        }
+    }
+}

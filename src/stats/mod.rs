@@ -27,7 +27,9 @@ pub mod summary;
 mod props;
 
 pub use bootstrap::{independent_ratio, paired_ratio, RatioEstimate, RESAMPLES};
-pub use outliers::{modified_z_outliers, warnings, OUTLIER_THRESHOLD};
+pub use outliers::{
+    modified_z_outliers, round_warnings, warnings, Cause, RoundWarning, OUTLIER_THRESHOLD,
+};
 pub use percentile::{median, percentile, percentiles_sorted};
 pub use significance::{
     mann_whitney, min_possible_p, valid_noise_threshold, RankTest, ALPHA, DEFAULT_NOISE_THRESHOLD,

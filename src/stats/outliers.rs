@@ -79,29 +79,87 @@ fn short(x: f64) -> String {
     }
 }
 
-/// One-line warnings about a sample of rounds (`xs[i]` is round `i + 1`), each saying what
-/// is suspicious and what to do, in the spirit of pyperf and hyperfine:
+/// What a warning about a sample of rounds is about: the report groups warnings by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Cause {
+    /// Fewer than [`MIN_ROUNDS`] rounds.
+    TooFewRounds,
+    /// A coefficient of variation above [`CV_WARNING`].
+    Spread,
+    /// Rounds with a modified z-score above [`OUTLIER_THRESHOLD`].
+    Outliers,
+}
+
+impl Cause {
+    /// The cause and what to do, once for every sample it touched.
+    pub fn headline(self) -> String {
+        match self {
+            Cause::TooFewRounds => format!(
+                "fewer than {MIN_ROUNDS} rounds: too few for an interval or a significance test; use --rounds 5 or more"
+            ),
+            Cause::Spread => format!(
+                "run-to-run spread above {:.0}% (CV): the machine may be busy; close other programs, pin CPUs or raise --rounds",
+                CV_WARNING * 100.0
+            ),
+            Cause::Outliers => format!(
+                "outlier rounds (modified z > {OUTLIER_THRESHOLD}): something else probably ran meanwhile; the medians resist them, but rerun or raise --rounds if it recurs"
+            ),
+        }
+    }
+}
+
+/// One warning about one sample of rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundWarning {
+    /// What it is about.
+    pub cause: Cause,
+    /// The sample it is about (`io/asyncio throughput`).
+    pub label: String,
+    /// The figures behind it (`spread 18%`, `round 3 = 812.2 vs median 1500`).
+    pub detail: String,
+    /// The whole one-line warning.
+    pub text: String,
+}
+
+/// Warnings about a sample of rounds (`xs[i]` is round `i + 1`), each saying what is
+/// suspicious and what to do, in the spirit of pyperf and hyperfine:
 ///
 /// * fewer than 3 rounds: no interval or significance is possible;
 /// * coefficient of variation above 10 %: the machine may be busy;
 /// * outlier rounds by modified z-score above 3.5.
 ///
 /// Empty when nothing is suspicious.
-pub fn warnings(label: &str, xs: &[f64]) -> Vec<String> {
+pub fn round_warnings(label: &str, xs: &[f64]) -> Vec<RoundWarning> {
     let n = xs.len();
     let mut out = Vec::new();
+    let mut warn = |cause, detail: String, text: String| {
+        out.push(RoundWarning {
+            cause,
+            label: label.to_string(),
+            detail,
+            text,
+        })
+    };
     if n < MIN_ROUNDS {
-        out.push(format!(
-            "{label}: only {n} round{} — too few for an interval or a significance test; use --rounds 5 or more",
-            if n == 1 { "" } else { "s" }
-        ));
+        warn(
+            Cause::TooFewRounds,
+            format!("{n} round{}", if n == 1 { "" } else { "s" }),
+            format!(
+                "{label}: only {n} round{} — too few for an interval or a significance test; use --rounds 5 or more",
+                if n == 1 { "" } else { "s" }
+            ),
+        );
     }
     let cv = stddev(xs) / mean(xs).abs();
     if cv > CV_WARNING {
-        out.push(format!(
-            "{label}: run-to-run spread is {:.0}% (CV) — the machine may be busy; close other programs, pin CPUs or raise --rounds",
-            cv * 100.0
-        ));
+        warn(
+            Cause::Spread,
+            format!("{:.0}%", cv * 100.0),
+            format!(
+                "{label}: run-to-run spread is {:.0}% (CV) — the machine may be busy; close other programs, pin CPUs or raise --rounds",
+                cv * 100.0
+            ),
+        );
     }
     let med = median(xs);
     let outliers: Vec<usize> = modified_z_outliers(xs, OUTLIER_THRESHOLD)
@@ -119,13 +177,24 @@ pub fn warnings(label: &str, xs: &[f64]) -> Vec<String> {
         } else {
             ("are outliers", "them")
         };
-        out.push(format!(
-            "{label}: {k} of {n} rounds {verb} (modified z > {OUTLIER_THRESHOLD}): {} vs median {} — something else probably ran meanwhile; the median resists {them}, but rerun or raise --rounds if it recurs",
-            which.join(", "),
-            short(median(xs))
-        ));
+        let detail = format!("{} vs median {}", which.join(", "), short(median(xs)));
+        warn(
+            Cause::Outliers,
+            detail.clone(),
+            format!(
+                "{label}: {k} of {n} rounds {verb} (modified z > {OUTLIER_THRESHOLD}): {detail} — something else probably ran meanwhile; the median resists {them}, but rerun or raise --rounds if it recurs"
+            ),
+        );
     }
     out
+}
+
+/// The texts of [`round_warnings`].
+pub fn warnings(label: &str, xs: &[f64]) -> Vec<String> {
+    round_warnings(label, xs)
+        .into_iter()
+        .map(|w| w.text)
+        .collect()
 }
 
 #[cfg(test)]

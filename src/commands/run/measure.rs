@@ -51,6 +51,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
                 })
                 .collect(),
             noise_threshold: Some(args.noise_threshold()),
+            alpha: Some(args.alpha()),
             interference: Some(crate::results::InterferencePolicy {
                 max_foreign_cores: args.max_foreign_cores(),
                 floor_s: interference::FOREIGN_FLOOR_S,

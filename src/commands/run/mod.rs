@@ -55,10 +55,10 @@ pub struct RunArgs {
     /// Measured rounds of every scenario, with or without --quick (default: the scenario's
     /// `rounds` in the catalogue, else 5; under --quick its `quick_rounds`, else those capped
     /// at 3).
-    #[arg(long)]
+    #[arg(long, short = 'r')]
     pub rounds: Option<usize>,
     /// Warm-up runs per cell before the first round (default: the scenario's `warmups`, else 1).
-    #[arg(long)]
+    #[arg(long, short = 'w')]
     pub warmups: Option<usize>,
     /// Event loops to compare, comma-separated (asyncio, uvloop, rsloop, zuvloop): the `loop`
     /// parameter as a matrix axis. A loop not installed in an environment is skipped, with why.
@@ -109,9 +109,33 @@ pub struct RunArgs {
     /// between two identical quiet runs here, rounded up].
     #[arg(long, value_name = "FRACTION")]
     pub noise_threshold: Option<f64>,
+    /// Significance level of the two-sided Mann–Whitney U test every verdict uses, strictly
+    /// between 0 and 1 (recorded as `method.alpha`) [default: 0.05].
+    #[arg(long, value_name = "ALPHA")]
+    pub alpha: Option<f64>,
+    /// Also write the results document to FILE (besides the results folder).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Also write summary.md to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// Also write results.csv to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Save this run as the baseline NAME (results/baselines/NAME/results.json), replacing a
+    /// baseline of that name (criterion's --save-baseline).
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// Compare this run with the baseline NAME saved earlier, cell by cell, as `asynclab
+    /// compare` does (criterion's --baseline); shown, not a gate.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
     /// Rounds and warm-ups of single scenarios, from a study file's `[plans.NAME]`.
     #[arg(skip)]
     pub plans: BTreeMap<String, StudyPlan>,
+    /// Pass/fail thresholds by scenario, from a study file's `[thresholds]`.
+    #[arg(skip)]
+    pub thresholds: BTreeMap<String, Vec<String>>,
 }
 
 impl RunArgs {
@@ -142,6 +166,11 @@ impl RunArgs {
             .unwrap_or(crate::stats::DEFAULT_NOISE_THRESHOLD)
     }
 
+    /// `--alpha`, else the default.
+    pub fn alpha(&self) -> f64 {
+        self.alpha.unwrap_or(crate::stats::ALPHA)
+    }
+
     /// `--repeats`, else the default.
     pub fn repeats(&self) -> usize {
         self.repeats
@@ -170,6 +199,22 @@ pub fn execute(cli: &RunArgs) -> anyhow::Result<i32> {
 /// [`execute`] with the study already merged into `args` (what `rerun` calls).
 pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
     let plan = plan::plan(args)?;
+    for name in args.save_baseline.iter().chain(&args.baseline) {
+        write::check_baseline_name(name)?;
+    }
+    if let Some(name) = &args.baseline {
+        let path = write::baseline_dir(name).join("results.json");
+        if !path.is_file() {
+            return Err(crate::error::UsageError::Flag {
+                flag: "--baseline",
+                message: format!(
+                    "no baseline {name:?}: {} does not exist; save one with --save-baseline {name}",
+                    path.display()
+                ),
+            }
+            .into());
+        }
+    }
     if args.dry_run {
         dry_run::print(args, &plan);
         return Ok(0);

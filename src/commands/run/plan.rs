@@ -108,6 +108,16 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         }
         .into());
     }
+    let alpha = args.alpha();
+    if !(alpha > 0.0 && alpha < 1.0) {
+        return Err(UsageError::Flag {
+            flag: "--alpha",
+            message: format!(
+                "{alpha} is not a significance level; give a number strictly between 0 and 1, like 0.05"
+            ),
+        }
+        .into());
+    }
     let plans: Vec<Plan> = scenarios
         .iter()
         .map(|s| {

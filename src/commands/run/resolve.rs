@@ -91,6 +91,10 @@ fn check_names(
         let key = format!("plans.{name}");
         return Err(bad(source, &key, "no such scenario", &fix));
     }
+    if let Some(name) = study.thresholds.keys().find(|n| !known.contains(n)) {
+        let key = format!("thresholds.{name}");
+        return Err(bad(source, &key, "no such scenario", &fix));
+    }
     let names: Vec<String> = if scenarios.iter().any(|s| s == "all") {
         known.clone()
     } else {
@@ -211,6 +215,10 @@ pub fn apply(study: &Study, source: &str, cli: &RunArgs) -> Result<RunArgs, Usag
     if args.noise_threshold.is_none() {
         args.noise_threshold = study.noise_threshold;
     }
+    if args.alpha.is_none() {
+        args.alpha = study.alpha;
+    }
+    args.thresholds = study.thresholds.clone();
     Ok(args)
 }
 
@@ -279,6 +287,8 @@ pub fn resolved(args: &RunArgs, plan: &RunPlan) -> Study {
         max_foreign_cores: Some(args.max_foreign_cores()),
         repeats: Some(args.repeats()),
         noise_threshold: Some(args.noise_threshold()),
+        alpha: Some(args.alpha()),
+        thresholds: args.thresholds.clone(),
     }
 }
 

@@ -33,6 +33,56 @@ pub fn out_dir(args: &RunArgs) -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
+/// Where baseline `name` is kept.
+pub fn baseline_dir(name: &str) -> PathBuf {
+    PathBuf::from("results").join("baselines").join(name)
+}
+
+/// A baseline's name: letters, digits, `-`, `_` and `.` (it names a folder).
+pub fn check_baseline_name(name: &str) -> anyhow::Result<()> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if !ok {
+        return Err(UsageError::Flag {
+            flag: "--baseline/--save-baseline",
+            message: format!(
+                "{name:?} is not a baseline name; use letters, digits, '-', '_' and '.'"
+            ),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Saves the run as a baseline and compares it with one, as asked.
+fn baselines(args: &RunArgs, results: &Results, dir: &Path) -> anyhow::Result<()> {
+    if let Some(name) = &args.baseline {
+        let base_dir = baseline_dir(name);
+        let base = analysis::summary::load(&base_dir)?;
+        let gate = crate::compare::Gate {
+            metric: crate::compare::Metric::Throughput,
+            threshold_pct: 10.0,
+            alpha: args.alpha(),
+        };
+        let names = (format!("baseline {name}"), dir.display().to_string());
+        let report = crate::compare::compare_runs(&base, results, gate, (&names.0, &names.1))?;
+        println!("against the baseline {name} ({}):", base_dir.display());
+        print!("{}", crate::compare::render(&report));
+    }
+    if let Some(name) = &args.save_baseline {
+        let to = baseline_dir(name);
+        std::fs::create_dir_all(&to)
+            .with_context(|| format!("--save-baseline: cannot create {}", to.display()))?;
+        std::fs::copy(dir.join("results.json"), to.join("results.json"))
+            .with_context(|| format!("--save-baseline: cannot write {}", to.display()))?;
+        println!("asynclab: saved as the baseline {name} ({})", to.display());
+    }
+    Ok(())
+}
+
 /// Points `results/latest` at the newest run (best effort).
 pub fn mark_latest(dir: &Path) {
     if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
@@ -61,9 +111,33 @@ pub fn finish(
     let disagreements = checks::disagreements(&results.cells, &plan.scenario_refs());
     results.env.warnings.extend(disagreements.iter().cloned());
     let summary = export::write_all(&results, dir)?;
+    for (file, copy) in [
+        ("results.json", &args.export_json),
+        ("summary.md", &args.export_markdown),
+        ("results.csv", &args.export_csv),
+    ] {
+        if let Some(to) = copy {
+            std::fs::copy(dir.join(file), to).with_context(|| {
+                format!(
+                    "cannot export {file} to {}: is its folder there?",
+                    to.display()
+                )
+            })?;
+        }
+    }
     outcome?;
     print!("{summary}");
-    Ok(exit_code(&results, &disagreements, args.strict, dir))
+    baselines(args, &results, dir)?;
+    let code = exit_code(&results, &disagreements, args.strict, dir);
+    let missed = analysis::thresholds::check(&results)
+        .iter()
+        .filter(|c| !c.passed)
+        .count();
+    if missed > 0 {
+        eprintln!("asynclab: {missed} threshold check(s) failed (the thresholds lines above)");
+        return Ok(code.max(1));
+    }
+    Ok(code)
 }
 
 /// Says what was skipped and what failed; the exit code of a run that measured to the end.
