@@ -170,6 +170,11 @@ pub struct Scenario {
     /// requirement strings (`"pkg==1.2"`); `asynclab envs` and `run` install them.
     #[serde(default)]
     pub requirements: Vec<String>,
+    /// The comparisons that answer the scenario's question (`[[scenario.contrast]]`): variant
+    /// `new` against variant `base` in every setting, on a figure, each optionally one row of
+    /// the published decision framework.
+    #[serde(default)]
+    pub contrast: Vec<Contrast>,
     /// The user catalogue file the scenario came from; `None` for the built-in catalogue.
     #[serde(skip)]
     pub catalogue: Option<PathBuf>,
@@ -186,6 +191,82 @@ pub fn is_identifier(name: &str) -> bool {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// One comparison a scenario's question asks for (`[[scenario.contrast]]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Contrast {
+    /// The variant the question asks about.
+    pub new: String,
+    /// The variant it is held against.
+    pub base: String,
+    /// The figure compared.
+    #[serde(default)]
+    pub figure: ContrastFigure,
+    /// The row of the decision framework it answers, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row: Option<FrameworkRow>,
+}
+
+/// The figure a contrast compares, round by round; its ratio is oriented so that above 1 the
+/// `new` variant is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContrastFigure {
+    /// Throughput, higher is better: new / base.
+    #[default]
+    Throughput,
+    /// Each round's latency p99, lower is better: base / new.
+    P99,
+    /// Peak RSS above the baseline, lower is better: base / new.
+    Memory,
+}
+
+/// The seven rows of the published decision framework (should this be async?).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrameworkRow {
+    /// High-concurrency I/O (100+ connections).
+    HighConcurrencyIo,
+    /// CPU-heavy work.
+    CpuHeavy,
+    /// A database on the same host.
+    LocalhostDatabase,
+    /// A database a network away.
+    RemoteDatabase,
+    /// Strict p99 requirements.
+    StrictP99,
+    /// Simple scripts.
+    SimpleScripts,
+    /// WebSocket / real-time.
+    Websocket,
+}
+
+impl FrameworkRow {
+    /// Every row, in the framework's order.
+    pub const ALL: [FrameworkRow; 7] = [
+        FrameworkRow::HighConcurrencyIo,
+        FrameworkRow::CpuHeavy,
+        FrameworkRow::LocalhostDatabase,
+        FrameworkRow::RemoteDatabase,
+        FrameworkRow::StrictP99,
+        FrameworkRow::SimpleScripts,
+        FrameworkRow::Websocket,
+    ];
+
+    /// The row as the framework words it.
+    pub fn text(self) -> &'static str {
+        match self {
+            FrameworkRow::HighConcurrencyIo => "High-concurrency I/O (100+ connections)",
+            FrameworkRow::CpuHeavy => "CPU-heavy work",
+            FrameworkRow::LocalhostDatabase => "Localhost database",
+            FrameworkRow::RemoteDatabase => "Remote database",
+            FrameworkRow::StrictP99 => "Strict p99 requirements",
+            FrameworkRow::SimpleScripts => "Simple scripts",
+            FrameworkRow::Websocket => "WebSocket / real-time",
+        }
+    }
 }
 
 /// How the decision table ranks a scenario's variants (its catalogue's `decide_by`).
@@ -374,6 +455,18 @@ impl Catalogue {
                     "scenario {}: decide_by must be throughput, memory or none",
                     s.name
                 );
+            }
+            for c in &s.contrast {
+                if let Some(v) = [&c.new, &c.base]
+                    .into_iter()
+                    .find(|v| !s.variants.contains(v))
+                {
+                    anyhow::bail!(
+                        "scenario {}: contrast names {v:?}, not one of its variants ({})",
+                        s.name,
+                        s.variants.join(", ")
+                    );
+                }
             }
             if let Some(b) = &s.baseline {
                 if !s.variants.contains(b) {

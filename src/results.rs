@@ -192,6 +192,10 @@ pub struct ScenarioInfo {
     /// The variant ratios are computed against (default: the first).
     #[serde(default)]
     pub baseline: Option<String>,
+    /// The comparisons that answer the question (the catalogue's contrasts); empty in
+    /// documents from before they were recorded, and for scenarios without any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contrasts: Vec<crate::catalogue::Contrast>,
 }
 
 /// `memory_metric` of a run of one process: VmHWM (reset at ready) over RSS at ready.

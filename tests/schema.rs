@@ -72,6 +72,12 @@ fn fully_populated() -> Results {
             title: "HTTP calls".into(),
             question: "Does asyncio beat threads?".into(),
             baseline: Some("sync".into()),
+            contrasts: vec![asynclab::catalogue::Contrast {
+                new: "asyncio".into(),
+                base: "threads".into(),
+                figure: asynclab::catalogue::ContrastFigure::P99,
+                row: Some(asynclab::catalogue::FrameworkRow::StrictP99),
+            }],
         },
     );
     for p in r.env.pythons.iter_mut() {

@@ -7,6 +7,7 @@
 //! from its catalogue entry (`decide_by`, `baseline`) and the kinds of extras its runs carry.
 
 pub mod comparison;
+pub mod contrasts;
 pub mod cost;
 pub mod decision;
 pub mod like_for_like;
@@ -64,6 +65,8 @@ pub struct Report<'a> {
     /// The environment's warnings, the machine's speed when it moved, then the cells' round
     /// warnings grouped by cause.
     pub warnings: Vec<warnings::WarningGroup>,
+    /// Each scenario's catalogue contrasts in every setting both variants ran in.
+    pub contrasts: Vec<contrasts::ContrastRow>,
     /// The study's thresholds, each against the cells it reads.
     pub thresholds: Vec<thresholds::ThresholdCheck>,
 }
@@ -132,6 +135,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
         machine_speed,
         warnings,
         thresholds: thresholds::check(results),
+        contrasts: contrasts::rows(results, rule),
     }
 }
 

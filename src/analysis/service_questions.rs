@@ -16,6 +16,7 @@ use super::comparison::{self, Comparison, Rule};
 use super::like_for_like::LikeForLike;
 use super::measured::MeasuredRuns;
 use super::services::server_kind;
+use crate::catalogue::FrameworkRow;
 use crate::results::{Cell, CellStatus, RunRecord};
 use crate::stats;
 
@@ -34,13 +35,18 @@ pub enum Question {
 }
 
 impl Question {
+    /// The row of the decision framework it answers.
+    pub fn row(self) -> FrameworkRow {
+        match self {
+            Question::HighConcurrencyIo => FrameworkRow::HighConcurrencyIo,
+            Question::StrictP99 => FrameworkRow::StrictP99,
+            Question::LocalhostDatabase => FrameworkRow::LocalhostDatabase,
+        }
+    }
+
     /// The question as the framework words it.
     pub fn text(self) -> &'static str {
-        match self {
-            Question::HighConcurrencyIo => "High-concurrency I/O (100+ connections)",
-            Question::StrictP99 => "Strict p99 requirements",
-            Question::LocalhostDatabase => "Localhost database",
-        }
+        self.row().text()
     }
 }
 

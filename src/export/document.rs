@@ -3,7 +3,8 @@
 
 use super::markup::{Block, Doc, Section};
 use super::{
-    decision_section, network_tables, runtime_tables, scenario_tables, service_tables, sweep_tables,
+    answer_tables, decision_section, network_tables, runtime_tables, scenario_tables,
+    service_tables, sweep_tables,
 };
 use crate::analysis::Report;
 
@@ -175,9 +176,9 @@ fn thresholds_section(r: &Report) -> Option<Section> {
 /// The whole report: the answers first (the decision table, the service questions), then each
 /// scenario's detail, the warnings and the environment.
 pub fn build(r: &Report) -> Doc {
-    let mut sections: Vec<Section> = decision_section::section(&r.decisions)
-        .into_iter()
-        .collect();
+    let mut sections: Vec<Section> = answer_tables::answers_section(r).into_iter().collect();
+    sections.extend(answer_tables::framework_section(r));
+    sections.extend(decision_section::section(&r.decisions));
     sections.extend(service_tables::questions_section(&r.service_answers));
     sections.extend(thresholds_section(r));
     sections.extend(r.scenarios.iter().map(scenario_tables::section));

@@ -6,6 +6,7 @@
 //! pyperf`).
 
 pub mod adr;
+mod answer_tables;
 mod csv;
 mod decision_section;
 pub mod document;

@@ -94,7 +94,7 @@ pub fn crossover_sections(xs: &[KindCrossover]) -> Vec<Section> {
 }
 
 /// The answer's kind in words: the significant leader, or why neither leads.
-fn answer_text(a: &ServiceAnswer) -> String {
+pub fn answer_text(a: &ServiceAnswer) -> String {
     match (a.leader(), &a.async_advantage) {
         (Some(kind), _) => format!("**{kind}**"),
         (None, Some(c)) => format!("neither ({})", c.verdict.text()),

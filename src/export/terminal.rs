@@ -61,6 +61,20 @@ pub fn render(r: &Report) -> String {
         } else {
             writeln!(out, "{}: {question}", sc.name)
         };
+        for c in r.contrasts.iter().filter(|c| c.scenario == sc.name) {
+            let ratio = c
+                .comparison
+                .as_ref()
+                .map_or("fewer than two paired rounds".into(), ratio_text);
+            let _ = writeln!(
+                out,
+                "  {} against {} ({}), {}: {ratio}",
+                c.contrast.new,
+                c.contrast.base,
+                at(&c.group, &c.python),
+                super::answer_tables::figure_text(c.contrast.figure)
+            );
+        }
         if let Some(base) = &sc.baseline {
             against_baseline(sc, base, &mut out);
         }

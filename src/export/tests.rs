@@ -171,3 +171,42 @@ fn the_warnings_section_has_one_line_per_cause_and_html_folds_the_samples() {
         }
     }
 }
+
+#[test]
+fn the_answers_and_the_framework_come_first_and_unmeasured_rows_say_so() {
+    use crate::catalogue::{Contrast, ContrastFigure, FrameworkRow};
+    let mut doc = crate::results::quick_fixture();
+    doc.scenarios.insert(
+        "cpu".into(),
+        crate::results::ScenarioInfo {
+            title: "cpu".into(),
+            question: "Does asyncio help CPU-bound work?".into(),
+            baseline: None,
+            contrasts: vec![Contrast {
+                new: "asyncio".into(),
+                base: "sync".into(),
+                figure: ContrastFigure::Throughput,
+                row: Some(FrameworkRow::CpuHeavy),
+            }],
+        },
+    );
+    let report = analysis::analyze(&doc);
+    assert!(!report.contrasts.is_empty());
+    let outputs = Outputs::new(&report);
+    let md = String::from_utf8(MarkdownExporter.render(&outputs).unwrap()).unwrap();
+    let answers = md.find("## Answers").expect("an Answers section");
+    let framework = md
+        .find("## Decision framework")
+        .expect("a framework section");
+    let detail = md.find("## cpu").expect("the cpu section");
+    assert!(answers < framework && framework < detail, "answers first");
+    let rows = md[framework..].split("\n## ").next().unwrap();
+    assert!(rows.contains("| CPU-heavy work | `asyncio` against `sync`, throughput /s: "));
+    assert_eq!(
+        rows.matches("not measured by this run").count(),
+        6,
+        "{rows}"
+    );
+    let term = super::terminal::render(&report);
+    assert!(term.contains("  asyncio against sync (Python "), "{term}");
+}

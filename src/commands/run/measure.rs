@@ -81,6 +81,7 @@ pub fn scenario_info(s: &Scenario) -> ScenarioInfo {
         title: s.title.clone(),
         question: s.question.clone(),
         baseline: Some(s.baseline_variant().to_string()),
+        contrasts: s.contrast.clone(),
     }
 }
 
