@@ -67,6 +67,10 @@ impl Metric {
     }
 }
 
+/// The regression gate's default threshold, a fraction of BASE (`compare --threshold`, and
+/// what `run --baseline` shows).
+pub const DEFAULT_THRESHOLD: f64 = 0.10;
+
 /// What a change is judged against: the metric, the threshold and the significance level.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Gate {

@@ -17,7 +17,7 @@ pub struct CompareArgs {
     pub new: Option<PathBuf>,
     /// Fail when a cell is worse than BASE by more than this fraction (and significantly); a
     /// fraction like every threshold of the lab's: 0.10 is 10%.
-    #[arg(long, default_value_t = 0.10, value_name = "FRACTION")]
+    #[arg(long, default_value_t = compare::DEFAULT_THRESHOLD, value_name = "FRACTION")]
     pub threshold: f64,
     /// The per-run number compared: throughput (higher is better), wall, cpu or rss (lower is better).
     #[arg(long, value_enum, default_value = "throughput")]

@@ -24,11 +24,12 @@ fn pair(r: &ContrastRow) -> String {
     format!("`{}` against `{}`", r.contrast.new, r.contrast.base)
 }
 
+/// What stands where a comparison has fewer than two paired rounds.
+pub const NO_PAIRS: &str = "fewer than two paired rounds";
+
 /// The comparison's text, or why there is none.
-fn outcome(r: &ContrastRow) -> String {
-    r.comparison
-        .as_ref()
-        .map_or("fewer than two paired rounds".into(), ratio_text)
+pub fn outcome(c: Option<&crate::analysis::comparison::Comparison>) -> String {
+    c.map_or(NO_PAIRS.into(), ratio_text)
 }
 
 /// The scenarios' answers; None when no scenario names a contrast.
@@ -55,7 +56,7 @@ pub fn answers_section(r: &Report) -> Option<Section> {
             figure_text(row.contrast.figure).into(),
             match &row.comparison {
                 Some(c) => ratio_cell(c),
-                None => "fewer than two paired rounds".into(),
+                None => NO_PAIRS.into(),
             },
         ]);
     }
@@ -93,7 +94,7 @@ pub fn framework_section(r: &Report) -> Option<Section> {
                     "{}, {}: {}",
                     pair(c),
                     figure_text(c.contrast.figure),
-                    outcome(c)
+                    outcome(c.comparison.as_ref())
                 )
                 .into(),
                 format!("{} and {}", c.cells.0, c.cells.1).into(),
@@ -105,7 +106,7 @@ pub fn framework_section(r: &Report) -> Option<Section> {
                 format!(
                     "{}: async advantage {} on {}",
                     answer_text(a),
-                    a.async_advantage.as_ref().map_or("–".into(), ratio_text),
+                    outcome(a.async_advantage.as_ref()),
                     a.metric
                 )
                 .into(),

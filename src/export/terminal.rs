@@ -62,10 +62,7 @@ pub fn render(r: &Report) -> String {
             writeln!(out, "{}: {question}", sc.name)
         };
         for c in r.contrasts.iter().filter(|c| c.scenario == sc.name) {
-            let ratio = c
-                .comparison
-                .as_ref()
-                .map_or("fewer than two paired rounds".into(), ratio_text);
+            let ratio = super::answer_tables::outcome(c.comparison.as_ref());
             let _ = writeln!(
                 out,
                 "  {} against {} ({}), {}: {ratio}",
@@ -111,10 +108,7 @@ pub fn render(r: &Report) -> String {
                 Some(kind) => kind.to_string(),
                 None => "neither kind".into(),
             };
-            let ratio = a
-                .async_advantage
-                .as_ref()
-                .map_or("fewer than two paired rounds".into(), ratio_text);
+            let ratio = super::answer_tables::outcome(a.async_advantage.as_ref());
             let _ = writeln!(
                 out,
                 "  {} ({}): {answer} (async advantage {ratio}; {} against {}, {})",

@@ -64,7 +64,7 @@ fn baselines(args: &RunArgs, results: &Results, dir: &Path) -> anyhow::Result<()
         let base = analysis::summary::load(&base_dir)?;
         let gate = crate::compare::Gate {
             metric: crate::compare::Metric::Throughput,
-            threshold_pct: 10.0,
+            threshold_pct: crate::compare::DEFAULT_THRESHOLD * 100.0,
             alpha: args.alpha(),
         };
         let names = (format!("baseline {name}"), dir.display().to_string());
