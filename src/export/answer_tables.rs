@@ -4,7 +4,7 @@
 
 use super::decision_section::setting_text;
 use super::markup::{Cell, Section, Table};
-use super::scenario_tables::{ratio_cell, ratio_text};
+use super::scenario_tables::{outcome, ratio_cell, NO_PAIRS};
 use super::service_tables::answer_text;
 use crate::analysis::contrasts::{answering, ContrastRow};
 use crate::analysis::Report;
@@ -22,14 +22,6 @@ pub fn figure_text(f: ContrastFigure) -> &'static str {
 /// "`asyncio` against `sync`".
 fn pair(r: &ContrastRow) -> String {
     format!("`{}` against `{}`", r.contrast.new, r.contrast.base)
-}
-
-/// What stands where a comparison has fewer than two paired rounds.
-pub const NO_PAIRS: &str = "fewer than two paired rounds";
-
-/// The comparison's text, or why there is none.
-pub fn outcome(c: Option<&crate::analysis::comparison::Comparison>) -> String {
-    c.map_or(NO_PAIRS.into(), ratio_text)
 }
 
 /// The scenarios' answers; None when no scenario names a contrast.

@@ -40,6 +40,14 @@ pub fn ratio_text(c: &Comparison) -> String {
     )
 }
 
+/// What stands where a comparison has fewer than two paired rounds.
+pub const NO_PAIRS: &str = "fewer than two paired rounds";
+
+/// The comparison's text, or why there is none.
+pub fn outcome(c: Option<&crate::analysis::comparison::Comparison>) -> String {
+    c.map_or(NO_PAIRS.into(), ratio_text)
+}
+
 /// [`ratio_text`] as a table cell, marked by its verdict.
 pub fn ratio_cell(c: &Comparison) -> Cell {
     Cell::marked(ratio_text(c), verdict_mark(&c.verdict))

@@ -131,7 +131,7 @@ pub fn questions_section(answers: &[ServiceAnswer]) -> Option<Section> {
             a.best_async.clone().into(),
             match &a.async_advantage {
                 Some(c) => ratio_cell(c),
-                None => super::answer_tables::NO_PAIRS.into(),
+                None => super::scenario_tables::NO_PAIRS.into(),
             },
             answer_text(a).into(),
         ]);

@@ -62,7 +62,7 @@ pub fn render(r: &Report) -> String {
             writeln!(out, "{}: {question}", sc.name)
         };
         for c in r.contrasts.iter().filter(|c| c.scenario == sc.name) {
-            let ratio = super::answer_tables::outcome(c.comparison.as_ref());
+            let ratio = super::scenario_tables::outcome(c.comparison.as_ref());
             let _ = writeln!(
                 out,
                 "  {} against {} ({}), {}: {ratio}",
@@ -108,7 +108,7 @@ pub fn render(r: &Report) -> String {
                 Some(kind) => kind.to_string(),
                 None => "neither kind".into(),
             };
-            let ratio = super::answer_tables::outcome(a.async_advantage.as_ref());
+            let ratio = super::scenario_tables::outcome(a.async_advantage.as_ref());
             let _ = writeln!(
                 out,
                 "  {} ({}): {answer} (async advantage {ratio}; {} against {}, {})",
