@@ -1,7 +1,11 @@
 //! The command line (clap): `Opts` and the subcommands; each subcommand's arguments live with
 //! it in `commands/`.
 
-use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use crate::catalogue::Catalogue;
 
 use crate::commands::adr::AdrArgs;
 use crate::commands::compare::CompareArgs;
@@ -67,4 +71,76 @@ pub enum Command {
     /// Write a workload of your own to start from: DIR/NAME.py (sync, threads, asyncio and
     /// multiprocessing variants of one operation) and its entry in DIR/catalogue.toml.
     NewScenario(crate::commands::new_scenario::NewScenarioArgs),
+}
+
+impl Opts {
+    /// Parses the process's command line, with the help texts that quote the catalogue taken
+    /// from the catalogue itself (`run --help` lists its scenarios, the ones without a service
+    /// and its parameters). Where no catalogue can be read (outside a checkout, or a broken
+    /// one: `run` names that error itself), the help stays generic.
+    pub fn parse_quoting_catalogue() -> Opts {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        let mut cmd = Opts::command();
+        if let Ok(cat) = Catalogue::load(&workloads_dir(&args)) {
+            cmd = cmd.mut_subcommand("run", |run| quote_catalogue(run, &cat));
+        }
+        let matches = cmd.get_matches_from(args);
+        Opts::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+}
+
+/// `--workloads DIR` (or `--workloads=DIR`) from the raw arguments, else the default folder.
+fn workloads_dir(args: &[std::ffi::OsString]) -> PathBuf {
+    let mut it = args.iter().map(|a| a.to_string_lossy());
+    while let Some(a) = it.next() {
+        if a == "--workloads" {
+            if let Some(v) = it.next() {
+                return PathBuf::from(v.as_ref());
+            }
+        } else if let Some(v) = a.strip_prefix("--workloads=") {
+            return PathBuf::from(v);
+        }
+    }
+    PathBuf::from("workloads")
+}
+
+/// `run`'s help with the catalogue's names where the text refers to them.
+fn quote_catalogue(run: clap::Command, cat: &Catalogue) -> clap::Command {
+    let names = |pick: &dyn Fn(&crate::catalogue::Scenario) -> bool| {
+        cat.scenarios
+            .iter()
+            .filter(|s| pick(s))
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let all = names(&|_| true);
+    let serviceless = names(&|s| s.services.is_empty());
+    let params: std::collections::BTreeSet<&str> = cat
+        .scenarios
+        .iter()
+        .flat_map(|s| s.params.keys().map(String::as_str))
+        .collect();
+    let params = params.into_iter().collect::<Vec<_>>().join(", ");
+    let set = |a: clap::Arg, extra: String| {
+        let base = a
+            .get_long_help()
+            .or(a.get_help())
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        // The addition goes before clap's "[default: ...]", which ends the text.
+        let at = base.find(" [default:").unwrap_or(base.len());
+        let text = format!("{}{extra}{}", &base[..at], &base[at..]);
+        a.help(text.clone()).long_help(text)
+    };
+    run.mut_arg("scenario", |a| set(a, format!(" In the catalogue: {all}.")))
+        .mut_arg("placement", |a| {
+            set(
+                a,
+                format!(" Scenarios without a service here: {serviceless}."),
+            )
+        })
+        .mut_arg("params", |a| {
+            set(a, format!(" The catalogue's parameters: {params}."))
+        })
 }

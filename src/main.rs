@@ -1,9 +1,7 @@
 //! The `asynclab` binary: parse, run, print the error chain on one line, exit.
 
-use clap::Parser;
-
 fn main() {
-    let opts = asynclab::Opts::parse();
+    let opts = asynclab::Opts::parse_quoting_catalogue();
     match asynclab::run(opts) {
         Ok(code) => std::process::exit(code),
         Err(e) => {

@@ -106,6 +106,10 @@ pub struct Results {
     /// (without `--strict`); empty when every scenario ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<SkippedScenario>,
+    /// Interpreters asked for that could not be found (without `--strict`, when another one
+    /// was): every scenario ran on the others; empty when every interpreter ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_pythons: Vec<SkippedPython>,
 }
 
 /// A scenario the run left out, and why.
@@ -116,6 +120,15 @@ pub struct SkippedScenario {
     /// The service it needs (`postgres`).
     pub service: String,
     /// Why that service could not be had, and the fix.
+    pub reason: String,
+}
+
+/// An interpreter the run was asked for and could not find.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SkippedPython {
+    /// As given (`3.14`, a path).
+    pub python: String,
+    /// Why it could not be had, and the fix.
     pub reason: String,
 }
 

@@ -396,3 +396,75 @@ fn doctor_reports_levels_as_json_and_measures_foreign_cpu() {
     let missing = findings.iter().any(|f| f["level"] == "missing");
     assert_eq!(out.status.code(), Some(i32::from(missing)));
 }
+
+#[test]
+fn run_help_quotes_the_catalogue_it_runs() {
+    let out = |args: &[&str]| {
+        let o = bin().args(args).assert().success();
+        String::from_utf8_lossy(&o.get_output().stdout).to_string()
+    };
+    let names: Vec<String> = out(&["list"])
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(names.len() > 5, "asynclab list printed too little");
+    // clap wraps help text, so compare with the whitespace folded.
+    let help = out(&["run", "--help"])
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let quoted = format!("In the catalogue: {}.", names.join(", "));
+    assert!(help.contains(&quoted), "{quoted:?} not in: {help}");
+    assert!(
+        help.contains("Scenarios without a service here: "),
+        "{help}"
+    );
+    assert!(help.contains("The catalogue's parameters: "), "{help}");
+    // A user's --workloads folder is the one quoted.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("catalogue.toml"),
+        "[[scenario]]\nname = \"mine\"\nscript = \"mine.py\"\ntitle = \"t\"\nquestion = \"q\"\nvariants = [\"sync\"]\n",
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("mine.py"), "").unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let mine = out(&["run", "--workloads", dir, "--help"])
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(mine.contains("In the catalogue: mine."), "{mine}");
+}
+
+#[test]
+fn an_interpreter_that_cannot_be_found_is_skipped_and_the_others_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = run_no_service_in(tmp.path(), &["--python", "3.99", "--out", "run"]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("skipping Python 3.99"), "{stderr}");
+    assert!(stdout.contains("Python 3.99: not run"), "{stdout}");
+    let doc = common::results(&tmp.path().join("run"));
+    let skipped = doc["skipped_pythons"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0]["python"], "3.99");
+    assert!(skipped[0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("pyenv install 3.99"));
+    let cells = doc["cells"].as_array().unwrap();
+    assert!(!cells.is_empty() && cells.iter().all(|c| c["status"] == "ok"));
+    assert!(common::schema_errors(&doc).is_empty());
+    let summary = std::fs::read_to_string(tmp.path().join("run/summary.md")).unwrap();
+    assert!(
+        summary.contains("Python 3.99 did not run: --python 3.99"),
+        "{summary}"
+    );
+    // --strict makes it the error it is, before anything is measured.
+    let strict = run_no_service_in(tmp.path(), &["--python", "3.99", "--strict"]);
+    assert!(!strict.status.success());
+    assert!(
+        String::from_utf8_lossy(&strict.stderr).contains("--python 3.99: interpreter not found")
+    );
+}

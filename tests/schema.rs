@@ -98,6 +98,10 @@ fn fully_populated() -> Results {
         service: "postgres".into(),
         reason: "PostgreSQL server binaries not found".into(),
     }];
+    r.skipped_pythons = vec![asynclab::results::SkippedPython {
+        python: "3.14".into(),
+        reason: "--python 3.14: interpreter not found".into(),
+    }];
     r.ceilings = vec![asynclab::results::CeilingRecord {
         scenario: "db_remote".into(),
         params: BTreeMap::from([("rtt_ms".to_string(), Value::from(5))]),

@@ -30,10 +30,23 @@ pub struct EnvArgs {
 pub fn execute(args: &EnvArgs) -> anyhow::Result<i32> {
     let cat = args.common.catalogue()?;
     let scenarios: Vec<&Scenario> = cat.scenarios.iter().collect();
-    for env in prepare_pythons(args, &scenarios)? {
+    let (envs, missing) = prepare_pythons(args, &scenarios)?;
+    if let Some(m) = missing.first() {
+        anyhow::bail!("{}", m.reason);
+    }
+    for env in envs {
         println!("Python {} ready: {}", env.version, env.exe.display());
     }
     Ok(0)
+}
+
+/// An interpreter asked for that could not be found.
+#[derive(Debug, Clone)]
+pub struct MissingPython {
+    /// As given (`3.14`, a path).
+    pub spec: String,
+    /// One line: why, and how to get it.
+    pub reason: String,
 }
 
 /// The interpreters to use when `--python` is not given: 3.12, else `python3`.
@@ -65,8 +78,13 @@ fn requirements_of(scenarios: &[&Scenario]) -> Vec<ScenarioRequirement> {
 }
 
 /// Finds each interpreter and builds or reuses its environment, then installs what
-/// `scenarios` require beyond the pinned base (once: the environment records it).
-pub fn prepare_pythons(args: &EnvArgs, scenarios: &[&Scenario]) -> anyhow::Result<Vec<PythonEnv>> {
+/// `scenarios` require beyond the pinned base (once: the environment records it). An
+/// interpreter that cannot be found is returned as missing, for the caller to skip or refuse;
+/// an environment that cannot be built is an error.
+pub fn prepare_pythons(
+    args: &EnvArgs,
+    scenarios: &[&Scenario],
+) -> anyhow::Result<(Vec<PythonEnv>, Vec<MissingPython>)> {
     let wanted = requirements_of(scenarios);
     let specs = if args.python.is_empty() {
         default_pythons()
@@ -74,15 +92,26 @@ pub fn prepare_pythons(args: &EnvArgs, scenarios: &[&Scenario]) -> anyhow::Resul
         args.python.clone()
     };
     let mut envs = Vec::new();
+    let mut missing = Vec::new();
     for spec in specs {
-        let interp = if spec == "python3" {
-            let exe = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        let found = if spec == "python3" {
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
                 .map(|d| d.join("python3"))
                 .find(|p| p.is_file())
-                .context("--python: no python3 on PATH; install Python 3.10+ or pass --python /path/to/python")?;
-            python::find_interpreter(&exe.display().to_string())?
+                .context("--python: no python3 on PATH; install Python 3.10+ or pass --python /path/to/python")
+                .and_then(|exe| python::find_interpreter(&exe.display().to_string()))
         } else {
-            python::find_interpreter_in(&spec, &args.venvs)?
+            python::find_interpreter_in(&spec, &args.venvs)
+        };
+        let interp = match found {
+            Ok(i) => i,
+            Err(e) => {
+                missing.push(MissingPython {
+                    spec,
+                    reason: format!("{e:#}"),
+                });
+                continue;
+            }
         };
         let env = python::prepare_env(&interp, &args.common.workloads, &args.venvs)?;
         let base = python::requirements_for(&args.common.workloads, &env.version);
@@ -91,5 +120,5 @@ pub fn prepare_pythons(args: &EnvArgs, scenarios: &[&Scenario]) -> anyhow::Resul
             envs.push(env);
         }
     }
-    Ok(envs)
+    Ok((envs, missing))
 }

@@ -38,6 +38,12 @@ fn intro(r: &Report) -> Vec<Block> {
             s.scenario, s.service, s.reason
         )));
     }
+    for p in &r.results.skipped_pythons {
+        out.push(Block::Para(format!(
+            "Python {} did not run: {}",
+            p.python, p.reason
+        )));
+    }
     if let Some(w) = &m.wake_hold {
         out.push(Block::Para(format!("CPU wake-up latency request: {w}.")));
     }
@@ -181,7 +187,7 @@ pub fn build(r: &Report) -> Doc {
     sections.extend(decision_section::section(&r.decisions));
     sections.extend(service_tables::questions_section(&r.service_answers));
     sections.extend(thresholds_section(r));
-    sections.extend(r.scenarios.iter().map(scenario_tables::section));
+    sections.extend(scenario_tables::sections(&r.scenarios));
     sections.extend(
         r.ops
             .iter()

@@ -378,8 +378,20 @@ fn cpu_table(out: &mut Section, s: &ScenarioReport) {
     out.table(t);
 }
 
-/// The section of one scenario.
-pub fn section(s: &ScenarioReport) -> Section {
+/// One section per scenario. A note that explains a column or a bound is the same for every
+/// scenario, so it is written once, under the first table that needs it.
+pub fn sections(scenarios: &[ScenarioReport]) -> Vec<Section> {
+    let mut noted = std::collections::BTreeSet::new();
+    scenarios.iter().map(|s| section(s, &mut noted)).collect()
+}
+
+/// The section of one scenario, with the notes not yet in `noted`.
+fn section(s: &ScenarioReport, noted: &mut std::collections::BTreeSet<String>) -> Section {
+    let mut note = |out: &mut Section, text: String| {
+        if noted.insert(text.clone()) {
+            out.para(text);
+        }
+    };
     let mut out = Section::new(s.name.clone(), Some(&s.name));
     if let Some(info) = s.info {
         if !info.question.is_empty() {
@@ -394,20 +406,20 @@ pub fn section(s: &ScenarioReport) -> Section {
     }
     out.table(main_table(s));
     if s.rows.iter().any(|r| r.interference.is_some()) {
-        out.para("*Foreign CPU*: CPU time used on the machine by other programs (not the worker, the lab's services or the driver) while a run was timed, in CPU seconds; median over the clean runs (max over all). A run over the limit (more than the run's `method.interference.max_foreign_cores` in cores' worth, and more than its floor, `method.interference.floor_s`) is *contaminated*: kept in results.json, repeated in its round and left out of the numbers; a cell with a round that never ran clean is *inconclusive* and decides nothing. *Probe*: the fastest and slowest machine-speed probe around the cell's runs (a fixed work timed before and after each run; the run's warnings say when the machine's speed moved).");
+        note(&mut out, "*Foreign CPU*: CPU time used on the machine by other programs (not the worker, the lab's services or the driver) while a run was timed, in CPU seconds; median over the clean runs (max over all). A run over the limit (more than the run's `method.interference.max_foreign_cores` in cores' worth, and more than its floor, `method.interference.floor_s`) is *contaminated*: kept in results.json, repeated in its round and left out of the numbers; a cell with a round that never ran clean is *inconclusive* and decides nothing. *Probe*: the fastest and slowest machine-speed probe around the cell's runs (a fixed work timed before and after each run; the run's warnings say when the machine's speed moved).".into());
     }
     if s.latency_kinds.contains("service") {
-        out.para("Latency is per operation, closed loop, from the moment each operation was actually sent (service time), pooled over rounds.");
+        note(&mut out, "Latency is per operation, closed loop, from the moment each operation was actually sent (service time), pooled over rounds.".into());
     }
     if s.latency_kinds.contains("open-loop-corrected") {
-        out.para("Open-loop cells (`rate_per_s` > 0): latency is from each request's intended start on a fixed schedule (corrected: waiting behind slow requests included), pooled over rounds; the rate sweep below also gives it from the actual send.");
+        note(&mut out, "Open-loop cells (`rate_per_s` > 0): latency is from each request's intended start on a fixed schedule (corrected: waiting behind slow requests included), pooled over rounds; the rate sweep below also gives it from the actual send.".into());
     }
     cpu_table(&mut out, s);
     memory_per_unit(&mut out, s);
     latency_sets(&mut out, s);
     correctness(&mut out, s);
     if let Some(cores) = s.process_tree_cores {
-        out.para(format!("This machine has {cores} cores: a process pool can be at most about {cores}× faster than one process on CPU-bound work."));
+        note(&mut out, format!("This machine has {cores} cores: a process pool can be at most about {cores}× faster than one process on CPU-bound work."));
     }
     out
 }

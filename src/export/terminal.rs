@@ -144,6 +144,9 @@ pub fn render(r: &Report) -> String {
             s.scenario, s.service, s.reason
         );
     }
+    for p in &r.results.skipped_pythons {
+        let _ = writeln!(out, "Python {}: not run: {}", p.python, p.reason);
+    }
     if !r.warnings.is_empty() {
         let count: usize = r.warnings.iter().map(|g| g.count()).sum();
         let _ = writeln!(

@@ -71,6 +71,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
         invocation: Some(invocation(args, plan)),
         ceilings: Vec::new(),
         skipped: Vec::new(),
+        skipped_pythons: Vec::new(),
     }
 }
 

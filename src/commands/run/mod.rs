@@ -12,7 +12,7 @@ use clap::Args;
 
 use super::envs::EnvArgs;
 use crate::interrupt;
-use crate::results::SkippedScenario;
+use crate::results::{SkippedPython, SkippedScenario};
 use crate::runner::matrix::ParamOverride;
 use crate::services::postgres::PgBackend;
 use crate::study::{Study, StudyPlan};
@@ -71,7 +71,7 @@ pub struct RunArgs {
     /// Where the services (and the driver) and the workers run: `shared` (the default) puts
     /// them all on the first CPU; `split` puts the services on the first CPU and their
     /// scenarios' workers on the others; `unpinned` lets the kernel place everything.
-    /// Scenarios without a service (cpu, memory) get every CPU under each [default: shared].
+    /// Scenarios without a service get every CPU under each [default: shared].
     #[arg(long, value_enum)]
     pub placement: Option<placement::Policy>,
     /// Override a parameter for every variant: KEY=VALUE, or KEY=V1,V2 for a matrix axis.
@@ -199,6 +199,12 @@ pub fn execute(cli: &RunArgs) -> anyhow::Result<i32> {
 /// [`execute`] with the study already merged into `args` (what `rerun` calls).
 pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
     let plan = plan::plan(args)?;
+    for m in &plan.missing_pythons {
+        eprintln!(
+            "asynclab: skipping Python {} ({}); the other interpreters run, and --strict makes this an error",
+            m.spec, m.reason
+        );
+    }
     for name in args.save_baseline.iter().chain(&args.baseline) {
         write::check_baseline_name(name)?;
     }
@@ -255,6 +261,14 @@ pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
     let dir = write::out_dir(args)?;
     let mut results = measure::new_document(args, &plan, &services);
     results.skipped = skipped;
+    results.skipped_pythons = plan
+        .missing_pythons
+        .iter()
+        .map(|m| SkippedPython {
+            python: m.spec.clone(),
+            reason: m.reason.clone(),
+        })
+        .collect();
     eprintln!("asynclab: writing results to {}", dir.display());
     write::mark_latest(&dir);
     let (measured, outcome) = measure::measure(args, &plan, &services, results.clone(), &dir);

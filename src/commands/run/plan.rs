@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::placement::Placement;
 use super::RunArgs;
 use crate::catalogue::{Scenario, Service};
-use crate::commands::envs::prepare_pythons;
+use crate::commands::envs::{prepare_pythons, MissingPython};
 use crate::error::UsageError;
 use crate::python::PythonEnv;
 use crate::runner::matrix::{self, CellSpec, ParamOverride};
@@ -33,6 +33,8 @@ pub struct RunPlan {
     pub scenarios: Vec<PlannedScenario>,
     /// The interpreters' environments, one per distinct version.
     pub pythons: Vec<PythonEnv>,
+    /// Interpreters asked for that could not be found, left out of the matrices.
+    pub missing_pythons: Vec<MissingPython>,
     /// The absolute path of `workloads/harness.py`.
     pub harness: PathBuf,
     /// Which CPUs the services, the driver and each scenario's workers get.
@@ -142,7 +144,14 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
             harness.display()
         );
     }
-    let pythons = prepare_pythons(&args.env, &scenarios)?;
+    let (pythons, missing_pythons) = prepare_pythons(&args.env, &scenarios)?;
+    // An interpreter that cannot be found is skipped when another one can run the plan;
+    // --strict, or nothing left to run on, makes it the error it is.
+    if let Some(m) = missing_pythons.first() {
+        if args.strict || pythons.is_empty() {
+            anyhow::bail!("{}", m.reason);
+        }
+    }
     let placement = Placement::decide(
         args.placement(),
         &crate::affinity::allowed_cpus(),
@@ -184,6 +193,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
     Ok(RunPlan {
         scenarios: planned,
         pythons,
+        missing_pythons,
         harness,
         placement,
     })
