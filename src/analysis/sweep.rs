@@ -108,6 +108,20 @@ pub fn knee(points: &[SweepPoint]) -> (Knee, Option<f64>, Option<f64>) {
     }
 }
 
+/// The fastest knee among `sweeps`, per second, and the sweep it belongs to: a reached knee's
+/// sustained rate, or the highest rate a sweep that never saturated carried (its knee is at
+/// least that). None when no sweep sustained any rate.
+pub fn fastest_knee(sweeps: &[Sweep]) -> Option<(f64, &Sweep)> {
+    sweeps
+        .iter()
+        .filter_map(|s| match s.knee {
+            Knee::Reached => s.knee_rate_per_s.map(|r| (r, s)),
+            Knee::NotReached => s.points.last().map(|p| (p.offered_rate_per_s, s)),
+            Knee::BelowLowestRate => None,
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
 /// What a request costs at the server, ms: the cell's `delay_ms` when its requests wait for it,
 /// which a service cell's do only on its `upstream` endpoint (its `/db` and `/cpu` ignore it).
 fn server_delay_ms(cell: &Cell) -> Option<f64> {
@@ -233,5 +247,47 @@ mod tests {
         let db = json!({"delay_ms": 100, "endpoint": "db"});
         assert_eq!(server_delay_ms(&cell(db)), None);
         assert_eq!(server_delay_ms(&cell(json!({"delay_ms": 0}))), None);
+    }
+
+    fn sweep(variant: &str, rates: &[f64], first_saturated: Option<usize>) -> Sweep {
+        let points: Vec<SweepPoint> = rates
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| {
+                serde_json::from_value(serde_json::json!({
+                    "cell_id": format!("{variant}-{r}"), "offered_rate_per_s": r,
+                    "achieved_rate_per_s": r, "abandoned": 0,
+                    "saturated": first_saturated.is_some_and(|k| i >= k), "reason": null,
+                }))
+                .unwrap()
+            })
+            .collect();
+        let (knee, knee_rate_per_s, saturated_rate_per_s) = knee(&points);
+        Sweep {
+            scenario: "service".into(),
+            variant: variant.into(),
+            python: "3.12".into(),
+            params: BTreeMap::new(),
+            reference_ms: None,
+            points,
+            knee,
+            knee_rate_per_s,
+            saturated_rate_per_s,
+        }
+    }
+
+    #[test]
+    fn the_fastest_knee_counts_a_sweep_that_never_saturated_at_its_highest_rate() {
+        let sweeps = [
+            sweep("slow", &[10.0, 20.0, 40.0], Some(2)),
+            sweep("fast", &[10.0, 20.0, 40.0, 80.0], Some(3)),
+            sweep("at_once", &[10.0, 20.0], Some(0)),
+        ];
+        let (rate, s) = fastest_knee(&sweeps).unwrap();
+        assert_eq!((rate, s.variant.as_str()), (40.0, "fast"));
+        let unbounded = [sweeps[0].clone(), sweep("unbounded", &[10.0, 50.0], None)];
+        let (rate, s) = fastest_knee(&unbounded).unwrap();
+        assert_eq!((rate, s.variant.as_str()), (50.0, "unbounded"));
+        assert!(fastest_knee(&sweeps[2..]).is_none());
     }
 }

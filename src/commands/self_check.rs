@@ -32,6 +32,10 @@ pub struct SelfCheckArgs {
     /// it): both drive uvicorn open loop at half its capacity; p50 and p99 must agree.
     #[arg(long, value_name = "PATH", requires = "python")]
     pub oha: Option<PathBuf>,
+    /// A results document (results.json) with `--rates auto` service sweeps: the generator is
+    /// checked at ten times the fastest knee in it instead of at fixed rates.
+    #[arg(long, value_name = "RESULTS")]
+    pub knee_from: Option<PathBuf>,
     /// The environment's Python the cross-check runs uvicorn with.
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
@@ -47,6 +51,17 @@ pub fn execute(args: &SelfCheckArgs) -> anyhow::Result<i32> {
     } else {
         WakeHold::acquire()
     };
+    let load = crate::envinfo::load_avg();
+    println!(
+        "asynclab self-check at commit {}, {}: {} × {}, load average {:.2} {:.2} {:.2}",
+        crate::envinfo::git_commit(),
+        chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ"),
+        crate::envinfo::cores(),
+        crate::envinfo::cpu_model(),
+        load[0],
+        load[1],
+        load[2]
+    );
     println!("CPU wake-up latency: {}", hold.detail);
     let mut fit = true;
     let report = selfcheck::run(selfcheck::SelfCheckOpts::default())?;
@@ -90,7 +105,7 @@ pub fn execute(args: &SelfCheckArgs) -> anyhow::Result<i32> {
             delay_check::bound_ms(rtt_ms),
         );
     }
-    for rate in generator::RATES_PER_S {
+    for rate in generator_rates(args.knee_from.as_deref())? {
         let mut p99s = Vec::new();
         for repeat in 1..=REPEATS {
             let check = generator::check(rate)?;
@@ -109,6 +124,31 @@ pub fn execute(args: &SelfCheckArgs) -> anyhow::Result<i32> {
     }
     drop(hold);
     Ok(if fit { 0 } else { 1 })
+}
+
+/// The rates the generator is checked at: [`generator::HEADROOM`] times the fastest knee in the
+/// document at `knee_from` (said on a line of its own), else the fixed ones.
+fn generator_rates(knee_from: Option<&std::path::Path>) -> anyhow::Result<Vec<f64>> {
+    let Some(path) = knee_from else {
+        return Ok(generator::RATES_PER_S.to_vec());
+    };
+    let results = crate::analysis::summary::load(path)?;
+    let Some((knee, sweep)) = crate::analysis::sweep::fastest_knee(&results.sweeps) else {
+        anyhow::bail!(
+            "{} has no sweep that sustained a rate: give --knee-from a document of a `--rates auto` run",
+            path.display()
+        );
+    };
+    let rate = generator::HEADROOM * knee;
+    println!(
+        "fastest knee in {}: {knee:.0}/s ({} {} on Python {}); the generator is checked at {:.0}× it, {rate:.0}/s",
+        path.display(),
+        sweep.scenario,
+        sweep.variant,
+        sweep.python,
+        generator::HEADROOM
+    );
+    Ok(vec![rate])
 }
 
 /// Prints the median of the repeats' p99s against `bound`; whether it is within.

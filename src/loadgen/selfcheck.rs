@@ -18,8 +18,12 @@ use super::{run, Endpoint, Load};
 use crate::affinity;
 use crate::stats::percentile;
 
-/// The rates the check offers, per second.
+/// The rates the check offers when it is given no measured knee, per second: far above what a
+/// Python service on one core serves.
 pub const RATES_PER_S: [f64; 2] = [5_000.0, 10_000.0];
+/// How far above the fastest measured knee the generator must keep its schedule to show it is
+/// not what limits a service: the check's rate is this many times that knee.
+pub const HEADROOM: f64 = 10.0;
 /// Keep-alive connections it holds.
 pub const CONNECTIONS: usize = 100;
 /// The mock server's delay per answer, ms.
@@ -40,6 +44,8 @@ pub struct GeneratorCheck {
     pub overshoot_p99_ms: f64,
     /// The generator's CPU share of one CPU.
     pub cpu_share: f64,
+    /// The first failure's message, when any request failed.
+    pub first_error: Option<String>,
 }
 
 impl GeneratorCheck {
@@ -60,7 +66,11 @@ impl std::fmt::Display for GeneratorCheck {
             self.overshoot_p99_ms,
             self.cpu_share * 100.0,
             if self.is_fit() { "fit" } else { "NOT FIT" }
-        )
+        )?;
+        match &self.first_error {
+            Some(e) => write!(f, "; first failure: {e}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -176,5 +186,6 @@ fn drive(addr: SocketAddr, rate_per_s: f64) -> anyhow::Result<GeneratorCheck> {
             percentile::percentile(&over, 99.0)
         },
         cpu_share,
+        first_error: out.error_samples.first().cloned(),
     })
 }
