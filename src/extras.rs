@@ -39,6 +39,14 @@ pub struct Extras {
     /// shows the speed-up per worker and the bound the machine's cores set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<u64>,
+    /// How long making one worker ready took, ms (median over the pool; subinterpreters): set-up
+    /// the timed run does not include, shown beside the speed-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_start_ms: Option<f64>,
+    /// Round trip of a call that does nothing, µs (subinterpreters: sending a call and its result
+    /// across), shown beside the speed-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_overhead_us: Option<f64>,
     /// A service under test (`loadgen` cells): its workers, CPU per request and memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerFigures>,

@@ -193,6 +193,8 @@ fn fully_populated() -> Results {
         achieved_rate_per_s: Some(10.0),
         abandoned: Some(0),
         workers: Some(2),
+        worker_start_ms: Some(80.0),
+        call_overhead_us: Some(200.0),
         server: Some(asynclab::extras::ServerFigures {
             name: "uvicorn".into(),
             kind: "async".into(),

@@ -56,6 +56,7 @@ fn a_new_scenario_with_per_operation_figures_gets_their_table_and_chart() {
     for shared in [
         "harness.py",
         "harness_models.py",
+        "harness_interpreters.py",
         "harness_outcome.py",
         "openloop.py",
     ] {

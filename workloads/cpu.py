@@ -1,4 +1,5 @@
-"""CPU-bound scenario: count primes below n, `jobs` times; sync, asyncio, threads, processes.
+"""CPU-bound scenario: count primes below n, `jobs` times; sync, asyncio, threads, processes,
+subinterpreters.
 
 The operation is one job, `count_primes(n)`; every job must find the same number of primes.
 `concurrency` 0 means one thread per job, or one process per CPU.
@@ -40,9 +41,13 @@ class Jobs(harness.Scenario):
         if len(counts) > 1:
             raise RuntimeError(f"jobs disagree on the prime count: {sorted(counts)}")
         # The jobs of the asyncio variant run one after another in one thread.
-        parallel = isinstance(model, harness.ThreadPool | harness.ProcessPool)
-        workers = model.workers if parallel else 1
-        return {"primes": min(counts, default=0), "cpu_count": os.cpu_count(), "workers": workers}
+        pools = harness.ThreadPool | harness.ProcessPool | harness.InterpreterPool
+        workers = model.workers if isinstance(model, pools) else 1
+        extra = {"primes": min(counts, default=0), "cpu_count": os.cpu_count(), "workers": workers}
+        if isinstance(model, harness.InterpreterPool):
+            extra["worker_start_ms"] = model.worker_start_ms
+            extra["call_overhead_us"] = model.call_overhead_us
+        return extra
 
 
 VARIANTS = {
@@ -51,6 +56,10 @@ VARIANTS = {
     "asyncio": harness.EventLoop.of(Jobs, workers=lambda s: max(1, s.count)),
     "threads": harness.ThreadPool.of(Jobs, workers=lambda s: s.concurrency or s.count),
     "multiprocessing": harness.ProcessPool.of(
+        Jobs, workers=lambda s: s.concurrency or os.cpu_count() or 1
+    ),
+    # One subinterpreter (its own GIL) per CPU, in this process: Python 3.14 and later.
+    "interpreters": harness.InterpreterPool.of(
         Jobs, workers=lambda s: s.concurrency or os.cpu_count() or 1
     ),
 }

@@ -21,8 +21,9 @@ as pyperf's `bench_func` / `bench_async_func` let a benchmark define only the fu
 The worker's modules import one way (pyperf's `_bench` / `_worker` / `_runner` split):
 `harness_outcome` (what a run reports: `Outcome`, `Recorder`, `Failed`, `Skip`) imports none of
 them; `openloop` (open-loop schedules) builds on it; `harness_models` (the concurrency models,
-`Scenario`, `Sequential`, `ThreadPool`, `EventLoop`, `ProcessPool`, `Workload`...) on both; and
-this module, the protocol, on the models. It re-exports their public names, so a script needs
+`Scenario`, `Sequential`, `ThreadPool`, `EventLoop`, `ProcessPool`, `Workload`...) on both;
+`harness_interpreters` (`InterpreterPool`, subinterpreters) on the models; and this module, the
+protocol, on all of them. It re-exports their public names, so a script needs
 only `import harness` (`harness.Sequential.of(...)`, `harness.Outcome`, `harness.Skip`).
 """
 
@@ -56,6 +57,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from harness_interpreters import InterpreterPool, interpreters_module
 from harness_models import (
     OPTIONAL_LOOPS,
     Counter,
@@ -97,6 +99,7 @@ __all__ = [
     "EventLoop",
     "EventLoopWorkload",
     "Failed",
+    "InterpreterPool",
     "Model",
     "Outcome",
     "ProcessPool",
@@ -111,6 +114,7 @@ __all__ = [
     "drain",
     "drain_async",
     "gc_disabled",
+    "interpreters_module",
     "loop_facts",
     "mp_context",
     "new_event_loop",

@@ -1,4 +1,5 @@
-"""Memory scenario: N idle concurrent units (threads, asyncio tasks, processes) on one event.
+"""Memory scenario: N idle concurrent units (threads, asyncio tasks, processes, subinterpreters)
+on one event.
 
 The driver measures the peak RSS over the baseline at ready, so a unit carries nothing but itself:
 setup allocates the bookkeeping (an int64 per unit for its latency, since the start), and nothing
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import threading
 from array import array
 
@@ -16,6 +18,7 @@ import harness
 
 PARAMS = {"units": 1000, "loop": "asyncio", "start_method": None}
 MAX_PROCESSES = 100
+MAX_INTERPRETERS = 100
 WAIT_S = 120.0
 WAKE_BATCH = 64  # asyncio units released per loop iteration
 
@@ -110,4 +113,68 @@ class Processes(Units):
         return self.outcome(rec)
 
 
-VARIANTS = {"threads": Threads, "asyncio": Asyncio, "processes": Processes}
+# What a subinterpreter unit runs: no module of the lab's, only a blocking read, so the unit costs
+# one interpreter and its thread. `started` and `wake` are pipe descriptors (shareable ints).
+_INTERPRETER_UNIT = "import os\nos.write(started, b'x')\nos.read(wake, 1)\n"
+
+
+class Interpreters(Units):
+    """One subinterpreter per unit (Python 3.14+), each on a thread of its own, blocked reading
+    one byte from a pipe (an OS wait, as a thread's `Event.wait` is; `concurrent.interpreters`'
+    own queues poll every 10 ms). Woken by N bytes written at once."""
+
+    def __init__(self, params: dict, services: dict) -> None:
+        self.interpreters = harness.interpreters_module()  # a Skip before 3.14
+        super().__init__(params, services)
+        if not 0 <= self.units <= MAX_INTERPRETERS:
+            raise ValueError(
+                f"interpreters: units={self.units} is not in 0..{MAX_INTERPRETERS} "
+                "(one interpreter per unit; use threads or asyncio for more)"
+            )
+
+    def run(self) -> harness.Outcome:
+        self.start, self.all_woke = harness.now(), threading.Event()
+        started_r, started_w = os.pipe()
+        wake_r, wake_w = os.pipe()
+        interps, rec = [], harness.Recorder()
+
+        def unit(interp) -> None:
+            try:
+                interp.exec(_INTERPRETER_UNIT)
+            except Exception as exc:  # noqa: BLE001 - a unit that failed is an error
+                rec.error(exc)
+                os.write(started_w, b"!")  # counted as started, so the wait below ends
+                return
+            self.woke()
+
+        threads = []
+        try:
+            for _ in range(self.units):
+                interp = self.interpreters.create()
+                interps.append(interp)
+                interp.prepare_main(started=started_w, wake=wake_r)
+                threads.append(threading.Thread(target=unit, args=(interp,)))
+            for t in threads:
+                t.start()
+            seen = 0
+            while seen < self.units:
+                seen += len(os.read(started_r, self.units - seen))
+            os.write(wake_w, b"x" * self.units)
+            for t in threads:
+                t.join()
+        finally:
+            for interp in interps:
+                interp.close()
+            for fd in (started_r, started_w, wake_r, wake_w):
+                os.close(fd)
+        if rec.errors:
+            return rec.outcome({"units": self.units}, kind="since-start")
+        return self.outcome()
+
+
+VARIANTS = {
+    "threads": Threads,
+    "asyncio": Asyncio,
+    "processes": Processes,
+    "interpreters": Interpreters,
+}

@@ -105,6 +105,10 @@ pub struct CpuRow<'a> {
     pub efficiency: Option<f64>,
     /// The speed-up's verdict (None for the baseline or without one).
     pub speedup_verdict: Option<super::comparison::Verdict>,
+    /// Making one worker ready, ms, median over clean runs (models that report it).
+    pub worker_start_ms: Option<f64>,
+    /// A call's round trip to a worker, µs, median over clean runs (models that report it).
+    pub call_overhead_us: Option<f64>,
 }
 
 impl CpuRow<'_> {
@@ -284,6 +288,13 @@ pub fn analyze<'a>(
                 _ => None,
             };
             let parallel = workers.min(cores.max(1) as u64).max(1) as f64;
+            let measured = |f: fn(&crate::extras::Extras) -> Option<f64>| {
+                let v: Vec<f64> = MeasuredRuns::of(c)
+                    .iter()
+                    .filter_map(|r| f(&r.extra))
+                    .collect();
+                (!v.is_empty()).then(|| crate::stats::median(&v))
+            };
             Some(CpuRow {
                 cell: c,
                 workers,
@@ -291,6 +302,8 @@ pub fn analyze<'a>(
                 speedup,
                 efficiency: speedup.map(|s| s / parallel),
                 speedup_verdict,
+                worker_start_ms: measured(|e| e.worker_start_ms),
+                call_overhead_us: measured(|e| e.call_overhead_us),
             })
         })
         .collect();

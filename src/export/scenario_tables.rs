@@ -352,7 +352,12 @@ fn cpu_table(out: &mut Section, s: &ScenarioReport) {
         return;
     }
     let base = s.baseline.as_deref().unwrap_or("the baseline");
-    let mut t = Table::new([
+    // The model's own costs, where a model reports them (subinterpreters).
+    let costs = s
+        .cpu_rows
+        .iter()
+        .any(|r| r.worker_start_ms.is_some() || r.call_overhead_us.is_some());
+    let mut head = vec![
         "variant".to_string(),
         "python".into(),
         "params".into(),
@@ -360,9 +365,14 @@ fn cpu_table(out: &mut Section, s: &ScenarioReport) {
         "CPU ms per op".into(),
         format!("speed-up vs {base}"),
         "parallel efficiency".into(),
-    ]);
+    ];
+    if costs {
+        head.extend(["worker set-up ms".into(), "call round trip µs".into()]);
+    }
+    let mut t = Table::new(head);
+    let opt = |v: Option<f64>| v.map_or_else(|| "–".into(), num);
     for r in &s.cpu_rows {
-        t.row([
+        let mut row = vec![
             r.cell.variant.clone(),
             r.cell.python.clone(),
             params_text(&r.cell.params, &s.varying_params),
@@ -372,9 +382,16 @@ fn cpu_table(out: &mut Section, s: &ScenarioReport) {
                 .map(|x| format!("{}×", num(x)))
                 .unwrap_or_else(|| "–".into()),
             efficiency_text(r),
-        ]);
+        ];
+        if costs {
+            row.extend([opt(r.worker_start_ms), opt(r.call_overhead_us)]);
+        }
+        t.row(row);
     }
-    out.para(format!("CPU cost and parallel efficiency: *CPU ms per op* is the worker tree's CPU time per operation (median over clean runs); *parallel efficiency* is the speed-up over {base} divided by the workers that can run at once (the workers, at most this machine's {} cores). Pure-Python work holds the GIL, so threads and asyncio cannot beat 1×; processes cannot beat the cores.", s.cores));
+    out.para(format!("CPU cost and parallel efficiency: *CPU ms per op* is the worker tree's CPU time per operation (median over clean runs); *parallel efficiency* is the speed-up over {base} divided by the workers that can run at once (the workers, at most this machine's {} cores). Pure-Python work holds the GIL, so threads and asyncio cannot beat 1×; processes and subinterpreters (a GIL each) cannot beat the cores.", s.cores));
+    if costs {
+        out.para("*Worker set-up ms* is how long making one worker ready took (a subinterpreter: created, its imports and the scenario's set-up), outside the timed run; *call round trip µs* is a call that does nothing sent to a worker and its result back, the cost each operation pays on top of its work.".to_string());
+    }
     out.table(t);
 }
 

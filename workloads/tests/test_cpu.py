@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 import cpu
@@ -35,3 +37,17 @@ def test_variants_agree(harness_run, variant, params):
     assert res["extra"]["cpu_count"] >= 1
     if variant == "multiprocessing":
         assert res["extra"]["workers"] == params.get("concurrency", res["extra"]["cpu_count"])
+
+
+def test_interpreters_agree_or_are_skipped_before_3_14(harness_run):
+    run = harness_run("workloads/cpu.py", "interpreters", {"n": 20_000, "jobs": 4})
+    if sys.version_info < (3, 14):
+        assert run.returncode == 1 and run.events == ["skip"], run.stderr
+        skip = run.message("skip")
+        assert skip["kind"] == "unsupported" and "Python 3.14 or later" in skip["reason"]
+        return
+    assert run.returncode == 0, run.stderr
+    res = run.result
+    assert res["ops"] == 4 and res["errors"] == 0
+    assert res["extra"]["primes"] == PRIMES_BELOW_20000
+    assert res["extra"]["worker_start_ms"] > 0 and res["extra"]["call_overhead_us"] > 0

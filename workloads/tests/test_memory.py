@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 
@@ -23,3 +25,13 @@ def test_processes_refuse_more_than_100(harness_run):
     assert run.returncode == 1 and run.events == ["error"]
     message = run.message("error")["message"]
     assert message.startswith("ValueError:") and "101" in message
+
+
+def test_interpreters_are_skipped_before_3_14_or_report_each_unit(harness_run):
+    run = harness_run("workloads/memory.py", "interpreters", {"units": 20})
+    if sys.version_info < (3, 14):
+        assert run.returncode == 1 and run.events == ["skip"], run.stderr
+        assert "Python 3.14 or later" in run.message("skip")["reason"]
+        return
+    assert run.returncode == 0, run.stderr
+    assert run.result["ops"] == 20 and len(run.result["latencies_ms"]) == 20

@@ -62,7 +62,8 @@ def test_the_worker_modules_stack_in_one_order():
     assert edges["harness_outcome"] == set()
     assert edges["openloop"] == {"harness_outcome"}
     assert edges["harness_models"] == {"harness_outcome", "openloop"}
-    assert edges["harness"] == {"harness_models", "harness_outcome"}
+    assert edges["harness_interpreters"] == {"harness_models", "harness_outcome", "openloop"}
+    assert edges["harness"] == {"harness_interpreters", "harness_models", "harness_outcome"}
 
 
 def test_a_cycle_through_a_function_level_import_is_found(tmp_path):
