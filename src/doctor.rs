@@ -75,6 +75,29 @@ fn run_with_timeout(cmd: &mut Command, limit: Duration) -> Option<String> {
     }
 }
 
+/// A free-threaded CPython (3.14t, 3.13t): optional; where none is found, how to get one.
+fn free_threaded() -> Finding {
+    let what = "python free-threaded";
+    for v in ["3.14t", "3.13t"] {
+        if let Ok(i) = find_interpreter(v) {
+            return Finding::new(
+                what,
+                Level::Ok,
+                format!(
+                    "{} at {}: `--python {v}` runs its workers with the GIL off",
+                    i.version,
+                    i.exe.display()
+                ),
+            );
+        }
+    }
+    Finding::new(
+        what,
+        Level::Ok,
+        "optional, none found (python3.14t, python3.13t): `uv python install 3.14t` where uv can download; Debian's suites package none, so `pythons add` cannot make one",
+    )
+}
+
 /// Every check, in display order.
 pub fn findings() -> Vec<Finding> {
     let mut out = Vec::new();
@@ -123,6 +146,7 @@ pub fn findings() -> Vec<Finding> {
             },
         });
     }
+    out.push(free_threaded());
     out.push(
         match on_path("uv").or_else(|| {
             Some(".venvs/.tools/bin/uv".into()).filter(|p: &std::path::PathBuf| p.is_file())
@@ -197,7 +221,7 @@ pub fn findings() -> Vec<Finding> {
             }
         ),
     ));
-    let idle = crate::runner::interference::idle_window(IDLE_WINDOW);
+    let idle = crate::runner::interference::idle_window(IDLE_WINDOW, &[]);
     let limit = crate::runner::interference::DEFAULT_MAX_FOREIGN_CORES;
     let busy_now = idle.foreign_cores > limit || idle.steal_cores > limit;
     out.push(Finding::new(

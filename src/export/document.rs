@@ -119,8 +119,15 @@ fn environment(r: &Report) -> Section {
     ];
     for p in &e.pythons {
         let pk: Vec<String> = p.packages.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        // A free-threaded build says whether its workers really ran without the GIL (an
+        // extension module without free-threading support turns it back on).
+        let gil = match (p.gil_disabled_build, p.gil_enabled) {
+            (Some(true), Some(false)) => ", free-threaded, GIL off",
+            (Some(true), _) => ", free-threaded, GIL ON",
+            _ => "",
+        };
         items.push(format!(
-            "Python {} ({}, {}): {}",
+            "Python {} ({}, {}{gil}): {}",
             p.version,
             p.implementation,
             p.compiler,

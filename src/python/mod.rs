@@ -5,7 +5,7 @@ pub mod roots;
 pub mod scenario_requirements;
 mod venv;
 
-pub use discover::{find_interpreter, find_interpreter_in, Interpreter};
+pub use discover::{find_interpreter, find_interpreter_in, is_free_threaded, Interpreter};
 pub use venv::{prepare_env, requirements_for};
 
 use std::path::{Path, PathBuf};
@@ -20,6 +20,12 @@ pub struct PythonEnv {
 }
 
 impl PythonEnv {
+    /// Whether its interpreter is a free-threaded build (its version labelled `3.14.2t`): its
+    /// workers run with the GIL off (`PYTHON_GIL=0`), even where an extension would turn it on.
+    pub fn free_threaded(&self) -> bool {
+        is_free_threaded(&self.version)
+    }
+
     /// An environment that points at nothing, for tests of the matrix and scheduler.
     pub fn fake(version: &str) -> PythonEnv {
         PythonEnv {

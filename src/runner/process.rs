@@ -192,6 +192,9 @@ impl Worker {
             .stdout(Stdio::null())
             .stderr(stderr.try_clone().map_err(|e| failed(e.to_string()))?)
             .process_group(0);
+        if cell.python.free_threaded() {
+            cmd.env("PYTHON_GIL", "0");
+        }
         let raw_write = std::os::fd::AsRawFd::as_raw_fd(&write_end);
         let pin = (!cell.cpus.is_empty()).then(|| cpu_set(&cell.cpus));
         // SAFETY: only async-signal-safe calls (dup2, prctl, sched_setaffinity) between fork and
