@@ -82,10 +82,12 @@ pub fn git_commit() -> String {
 
 /// Asks an environment's interpreter to describe itself through the harness.
 pub fn describe_python(env: &PythonEnv, harness: &Path) -> PythonInfo {
-    let out = Command::new(&env.exe)
-        .arg(harness)
-        .args(["--describe", "--ctl-fd", "1"])
-        .output();
+    let mut cmd = Command::new(&env.exe);
+    cmd.arg(harness).args(["--describe", "--ctl-fd", "1"]);
+    if env.free_threaded() {
+        cmd.env("PYTHON_GIL", "0"); // as its workers run
+    }
+    let out = cmd.output();
     let v: serde_json::Value = out
         .ok()
         .and_then(|o| {
@@ -117,21 +119,29 @@ pub fn describe_python(env: &PythonEnv, harness: &Path) -> PythonInfo {
     }
 }
 
-/// Warnings about a machine that will make numbers noisy.
-pub fn noise_warnings(load: [f64; 3], cores: usize, governor: &str) -> Vec<String> {
-    let mut w = Vec::new();
-    if load[0] > 0.5 * cores as f64 {
-        w.push(format!(
-            "the machine is busy (1-minute load average {:.2} on {cores} cores): numbers will be noisy; stop other work and re-run",
-            load[0]
-        ));
-    }
+/// The warning for a machine other programs keep busy: their CPU measured just before the run
+/// (`foreign_cores`, cores' worth over `window`), against the run's `max_foreign_cores`; not the
+/// load average, which still counts a finished run's threads for minutes after.
+pub fn busy_warning(
+    foreign_cores: f64,
+    max_foreign_cores: f64,
+    window: std::time::Duration,
+) -> Option<String> {
+    (foreign_cores > max_foreign_cores).then(|| format!(
+        "the machine is busy: other programs used {foreign_cores:.2} cores in the {:.1} s before the run, over the {max_foreign_cores} a run tolerates; runs will be repeated or inconclusive: stop other work and re-run",
+        window.as_secs_f64()
+    ))
+}
+
+/// Warnings about a CPU governor that will make numbers noisy.
+pub fn governor_warnings(governor: &str) -> Vec<String> {
     if governor != "performance" && governor != "unavailable" {
-        w.push(format!(
+        vec![format!(
             "CPU frequency governor is '{governor}', not 'performance': clock changes add noise; `cpupower frequency-set -g performance` fixes it"
-        ));
+        )]
+    } else {
+        Vec::new()
     }
-    w
 }
 
 /// The environment block, before the run.
@@ -142,7 +152,7 @@ pub fn collect(pythons: &[PythonEnv], harness: &Path) -> Environment {
     Environment {
         cpu_model: cpu_model(),
         cores,
-        warnings: noise_warnings(load, cores, &governor),
+        warnings: governor_warnings(&governor),
         governor,
         kernel: kernel(),
         memory_total_mib: memory_total_mib(),

@@ -111,11 +111,12 @@ pub fn summarize_cell(cell: &Cell) -> Option<(CellSummary, Vec<String>)> {
     Some((summary, warnings))
 }
 
-/// A cell's warnings about its measured rounds' throughput, by cause; its stored `warnings`
-/// are their texts.
+/// A cell's warnings about its measured rounds' throughput, by cause (none for a correctness
+/// study's); its stored `warnings` are their texts.
 pub fn round_warnings(cell: &Cell) -> Vec<stats::RoundWarning> {
     let runs = MeasuredRuns::of(cell);
-    if runs.is_empty() {
+    // A correctness study's rounds check behaviour; its throughput is never compared.
+    if runs.is_empty() || runs.iter().any(|r| r.extra.correctness_rows().is_some()) {
         return Vec::new();
     }
     let throughput: Vec<f64> = runs.iter().map(|r| r.throughput_per_s).collect();

@@ -121,9 +121,10 @@ pub struct IdleWindow {
 /// speed, few enough to leave the window idle (about a third of a 1 s window on one CPU).
 pub const IDLE_PROBES: usize = 10;
 
-/// Watches the machine for `window` while the lab does nothing.
-pub fn idle_window(window: std::time::Duration) -> IdleWindow {
-    let before = (system_ticks(), lab_cpu_s(&[]));
+/// Watches the machine for `window` while the lab does nothing; the CPU of the driver and of the
+/// `services` trees is the lab's, not foreign.
+pub fn idle_window(window: std::time::Duration, services: &[i32]) -> IdleWindow {
+    let before = (system_ticks(), lab_cpu_s(services));
     let start = Instant::now();
     // The driver's own CPU (the probes) is the lab's, not foreign.
     let mut probes_ms = Vec::with_capacity(IDLE_PROBES);
@@ -132,7 +133,7 @@ pub fn idle_window(window: std::time::Duration) -> IdleWindow {
         let next = window.mul_f64(i as f64 / IDLE_PROBES as f64);
         std::thread::sleep(next.saturating_sub(start.elapsed()));
     }
-    let after = (system_ticks(), lab_cpu_s(&[]));
+    let after = (system_ticks(), lab_cpu_s(services));
     let wall = start.elapsed().as_secs_f64().max(1e-9);
     let tick = procfs::clk_tck();
     let busy = after.0.busy.saturating_sub(before.0.busy) as f64 / tick;

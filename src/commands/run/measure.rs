@@ -20,9 +20,19 @@ use crate::runner::tally::Tally;
 use crate::runner::{ceiling, interference};
 use crate::{analysis, envinfo, interrupt};
 
+/// How long other programs' CPU is watched before the run, for the busy warning: long enough
+/// for the tolerated 0.1 cores to show as three 10 ms clock ticks.
+const BUSY_WINDOW: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// The document before any cell: who wrote it, when, on what, and how it is measured.
 pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Results {
     let mut env = envinfo::collect(&plan.pythons, &plan.harness);
+    let idle = interference::idle_window(BUSY_WINDOW, &services.pids());
+    env.warnings.extend(envinfo::busy_warning(
+        idle.foreign_cores,
+        args.max_foreign_cores(),
+        BUSY_WINDOW,
+    ));
     env.mock_http = services.http.as_ref().map(|h| h.url());
     env.postgres = services.pg.as_ref().map(|p| p.describe());
     let first = plan.scenarios[0].plan;
