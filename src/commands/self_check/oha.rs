@@ -2,7 +2,9 @@
 //! catalogue serving `/upstream` (a 10 ms mock upstream, so latencies are about 10 ms and a
 //! tenth of them is a millisecond), driven open loop at half its capacity by the lab's
 //! generator and by oha (`-q RATE --latency-correction`), whose p50 and p99 must agree within
-//! [`TOLERANCE`].
+//! [`TOLERANCE`]. The two alternate for [`super::REPEATS`] rounds, as the lab interleaves
+//! variants, and are judged on the medians of their rounds: one stall of this VM lands in one
+//! round's p99, not in the verdict.
 
 use std::path::Path;
 use std::process::Command;
@@ -82,11 +84,54 @@ pub fn check(oha: &Path, workloads: &Path, python: &Path) -> anyhow::Result<bool
     let closed = rt.block_on(loadgen::run(&base));
     let capacity = closed.samples.len() as f64 / closed.elapsed.as_secs_f64();
     let rate = (capacity / 2.0).floor().max(1.0);
-    let open = rt.block_on(loadgen::run(&Load {
+    let open_load = Load {
         rate_per_s: rate,
         duration: DURATION,
         ..base
-    }));
+    };
+    let url = format!("http://{addr}{}", endpoint.path());
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for round in 1..=super::REPEATS {
+        let a = ours_once(&rt, &open_load)?;
+        let b = run_oha(oha, &url, rate)?;
+        println!(
+            "round {round} of {}: the lab's generator p50 {:.2} ms, p99 {:.2} ms; oha p50 {:.2} ms, p99 {:.2} ms",
+            super::REPEATS,
+            a.p50,
+            a.p99,
+            b.p50,
+            b.p99
+        );
+        ours.push(a);
+        theirs.push(b);
+    }
+    drop(running);
+    let med = |v: &[Percentiles], f: fn(&Percentiles) -> f64| {
+        crate::stats::percentile::median(&v.iter().map(f).collect::<Vec<_>>())
+    };
+    let mut fit = true;
+    for (what, f) in [
+        ("p50", (|p: &Percentiles| p.p50) as fn(&Percentiles) -> f64),
+        ("p99", |p: &Percentiles| p.p99),
+    ] {
+        let (a, b) = (med(&ours, f), med(&theirs, f));
+        let off = (a - b).abs() / b;
+        let ok = off <= TOLERANCE;
+        fit &= ok;
+        println!(
+            "load generator against oha on {SERVER} /upstream (10 ms) at {rate:.0}/s, half its capacity of {capacity:.0}/s: median {what} over {} rounds {a:.2} ms against oha's {b:.2} ms, {:.1}% apart: {} (bound {:.0}%)",
+            super::REPEATS,
+            off * 100.0,
+            if ok { "fit" } else { "NOT FIT" },
+            TOLERANCE * 100.0
+        );
+    }
+    Ok(fit)
+}
+
+/// One open-loop run of the lab's generator; its corrected p50 and p99.
+fn ours_once(rt: &tokio::runtime::Runtime, load: &Load) -> anyhow::Result<Percentiles> {
+    let open = rt.block_on(loadgen::run(load));
     let ours: Vec<f64> = open.samples.iter().map(|s| s.corrected_ms()).collect();
     if ours.is_empty() || open.errors > 0 {
         anyhow::bail!(
@@ -96,26 +141,10 @@ pub fn check(oha: &Path, workloads: &Path, python: &Path) -> anyhow::Result<bool
             open.error_samples.first()
         );
     }
-    let ours = Percentiles {
+    Ok(Percentiles {
         p50: percentile(&ours, 50.0),
         p99: percentile(&ours, 99.0),
-    };
-    let url = format!("http://{addr}{}", endpoint.path());
-    let theirs = run_oha(oha, &url, rate)?;
-    drop(running);
-    let mut fit = true;
-    for (what, a, b) in [("p50", ours.p50, theirs.p50), ("p99", ours.p99, theirs.p99)] {
-        let off = (a - b).abs() / b;
-        let ok = off <= TOLERANCE;
-        fit &= ok;
-        println!(
-            "load generator against oha on {SERVER} /upstream (10 ms) at {rate:.0}/s, half its capacity of {capacity:.0}/s: {what} {a:.2} ms against oha's {b:.2} ms, {:.1}% apart: {} (bound {:.0}%)",
-            off * 100.0,
-            if ok { "fit" } else { "NOT FIT" },
-            TOLERANCE * 100.0
-        );
-    }
-    Ok(fit)
+    })
 }
 
 /// oha open loop at `rate` with its latency correction; its p50 and p99.
