@@ -234,3 +234,21 @@ fn the_readme_shows_the_terminal_summary_the_lab_prints_for_its_committed_run() 
         printed.join("\n")
     );
 }
+
+#[test]
+fn the_readmes_per_version_table_is_the_one_on_its_committed_page() {
+    let page =
+        std::fs::read_to_string(common::root().join("docs/findings/versions/summary.md")).unwrap();
+    let table: Vec<&str> = page
+        .lines()
+        .skip_while(|l| !l.starts_with("| operation | 3.10"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(table.len() > 2, "no per-version table on the versions page");
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&table.join("\n")),
+        "README.md's per-version table is not the one on docs/findings/versions/summary.md; paste it:\n{}",
+        table.join("\n")
+    );
+}
