@@ -252,3 +252,24 @@ fn the_readmes_per_version_table_is_the_one_on_its_committed_page() {
         table.join("\n")
     );
 }
+
+#[test]
+fn the_self_check_output_quoted_in_the_docs_is_a_committed_runs() {
+    let findings = common::root().join("docs/findings");
+    let committed: String = ["self-check.txt", "self-check-no-wake-hold.txt"]
+        .iter()
+        .map(|f| std::fs::read_to_string(findings.join(f)).unwrap())
+        .collect();
+    let page = std::fs::read_to_string(common::root().join("docs/delay-line.md")).unwrap();
+    let mut fenced = false;
+    for line in page.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        assert!(
+            !fenced || committed.lines().any(|l| l == line),
+            "docs/delay-line.md quotes a self-check line that no committed output under docs/findings/ holds: {line:?}"
+        );
+    }
+}
