@@ -467,4 +467,31 @@ fn an_interpreter_that_cannot_be_found_is_skipped_and_the_others_run() {
     assert!(
         String::from_utf8_lossy(&strict.stderr).contains("--python 3.99: interpreter not found")
     );
+    // ... before any environment is built for the interpreters that were found.
+    let venvs = tmp.path().join("fresh-venvs");
+    let strict = bin()
+        .current_dir(tmp.path())
+        .args(["run", "--workloads"])
+        .arg(common::root().join("tests/data/workloads"))
+        .arg("--venvs")
+        .arg(&venvs)
+        .args([
+            "--python",
+            "3.12,3.99",
+            "--scenario",
+            "no_service",
+            "--strict",
+        ])
+        .output()
+        .unwrap();
+    assert!(!strict.status.success());
+    let built: Vec<_> = std::fs::read_dir(&venvs)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        !built
+            .iter()
+            .any(|n| n.to_string_lossy().starts_with("cpython-")),
+        "--strict built {built:?} before refusing"
+    );
 }

@@ -30,7 +30,7 @@ pub struct EnvArgs {
 pub fn execute(args: &EnvArgs) -> anyhow::Result<i32> {
     let cat = args.common.catalogue()?;
     let scenarios: Vec<&Scenario> = cat.scenarios.iter().collect();
-    let (envs, missing) = prepare_pythons(args, &scenarios)?;
+    let (envs, missing) = prepare_pythons(args, &scenarios, true)?;
     if let Some(m) = missing.first() {
         anyhow::bail!("{}", m.reason);
     }
@@ -79,11 +79,13 @@ fn requirements_of(scenarios: &[&Scenario]) -> Vec<ScenarioRequirement> {
 
 /// Finds each interpreter and builds or reuses its environment, then installs what
 /// `scenarios` require beyond the pinned base (once: the environment records it). An
-/// interpreter that cannot be found is returned as missing, for the caller to skip or refuse;
-/// an environment that cannot be built is an error.
+/// interpreter that cannot be found is returned as missing, for the caller to skip, or with
+/// `strict` refused before any environment is built; an environment that cannot be built is an
+/// error.
 pub fn prepare_pythons(
     args: &EnvArgs,
     scenarios: &[&Scenario],
+    strict: bool,
 ) -> anyhow::Result<(Vec<PythonEnv>, Vec<MissingPython>)> {
     let wanted = requirements_of(scenarios);
     let specs = if args.python.is_empty() {
@@ -91,10 +93,12 @@ pub fn prepare_pythons(
     } else {
         args.python.clone()
     };
-    let mut envs = Vec::new();
+    // Every interpreter is looked for before any environment is built, so that under `strict`
+    // a missing one is refused before minutes of building the others.
+    let mut found = Vec::new();
     let mut missing = Vec::new();
     for spec in specs {
-        let found = if spec == "python3" {
+        let interp = if spec == "python3" {
             std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
                 .map(|d| d.join("python3"))
                 .find(|p| p.is_file())
@@ -103,16 +107,19 @@ pub fn prepare_pythons(
         } else {
             python::find_interpreter_in(&spec, &args.venvs)
         };
-        let interp = match found {
-            Ok(i) => i,
-            Err(e) => {
-                missing.push(MissingPython {
-                    spec,
-                    reason: format!("{e:#}"),
-                });
-                continue;
-            }
-        };
+        match interp {
+            Ok(i) => found.push(i),
+            Err(e) => missing.push(MissingPython {
+                spec,
+                reason: format!("{e:#}"),
+            }),
+        }
+    }
+    if let (true, Some(m)) = (strict, missing.first()) {
+        anyhow::bail!("{}", m.reason);
+    }
+    let mut envs = Vec::new();
+    for interp in found {
         let env = python::prepare_env(&interp, &args.common.workloads, &args.venvs)?;
         let base = python::requirements_for(&args.common.workloads, &env.version);
         scenario_requirements::install(&env, &base, &args.venvs, &wanted)?;

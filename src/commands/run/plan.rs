@@ -144,7 +144,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
             harness.display()
         );
     }
-    let (pythons, missing_pythons) = prepare_pythons(&args.env, &scenarios)?;
+    let (pythons, missing_pythons) = prepare_pythons(&args.env, &scenarios, args.strict)?;
     // An interpreter that cannot be found is skipped when another one can run the plan;
     // --strict, or nothing left to run on, makes it the error it is.
     if let Some(m) = missing_pythons.first() {
