@@ -245,6 +245,7 @@ fn rule(alpha: f64, runs: &[&Results]) -> Rule {
             .iter()
             .map(|r| r.method.noise_threshold())
             .fold(0.0, f64::max),
+        looks: None,
     }
 }
 
@@ -261,6 +262,12 @@ fn judge(
         Pairing::ByRound
     } else {
         Pairing::Independent
+    };
+    // Rounds of one run were stopped by that run's own looks; two runs' samples share none.
+    let rule = if paired {
+        rule.for_cells(&[new, base])
+    } else {
+        rule
     };
     let mut comparison = comparison::compare(&n, &b, pairing, rule);
     if let Some(why) = busy_machine(new).or_else(|| busy_machine(base)) {

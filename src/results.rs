@@ -249,6 +249,10 @@ pub struct Method {
     /// ([`Method::alpha`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+    /// The adaptive rounds' stopping rule in words (`--max-rounds`); each cell records its
+    /// own least and most rounds and why it stopped. Absent with fixed rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<String>,
     /// When a run counted as contaminated by other programs, and how often it was repeated;
     /// absent in documents from before interference was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -479,6 +483,46 @@ pub struct Cell {
     pub summary: Option<CellSummary>,
     /// Warnings about this cell's numbers (spread, outliers), derived with the summary.
     pub warnings: Vec<String>,
+    /// Its adaptive rounds (`--max-rounds`): the least and most it could run, and why it
+    /// stopped; absent with fixed rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<AdaptiveRounds>,
+}
+
+/// A cell measured in adaptive rounds: checked after every round from `min_rounds` on, stopped
+/// when every comparison it takes part in is settled, or at `max_rounds`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdaptiveRounds {
+    /// Rounds before the first check.
+    pub min_rounds: usize,
+    /// Rounds it stops at whatever its comparisons say.
+    pub max_rounds: usize,
+    /// How it stopped; None while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<RoundsStop>,
+}
+
+impl AdaptiveRounds {
+    /// The looks the comparison rule spends its significance level over.
+    pub fn looks(&self) -> crate::stats::Looks {
+        crate::stats::Looks {
+            min: self.min_rounds,
+            max: self.max_rounds,
+        }
+    }
+}
+
+/// Why an adaptive cell stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundsStop {
+    /// Rounds it had measured.
+    pub rounds: usize,
+    /// Whether every comparison it takes part in was settled (a significant difference, equal
+    /// within the noise band, or inconclusive for good); false when it reached `max_rounds`
+    /// with some still open.
+    pub settled: bool,
+    /// The comparisons' states in words.
+    pub reason: String,
 }
 
 /// One measured run of a cell: one fresh worker process.

@@ -42,6 +42,9 @@ pub struct Study {
     /// Measured rounds of every scenario (`--rounds`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<usize>,
+    /// Adaptive rounds up to this many (`--max-rounds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rounds: Option<usize>,
     /// Warm-up runs per cell of every scenario (`--warmups`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmups: Option<usize>,
@@ -111,7 +114,7 @@ fn hint(key: &str) -> &'static str {
         "scenarios" | "python" | "loops" => "give a list of strings, e.g. [\"io_http\"]",
         "cpus" => "give a list of CPU numbers, e.g. [0, 1]",
         "rates" => "give whole rates per second, e.g. [10, 50], or \"auto\"",
-        "rounds" | "warmups" | "repeats" => "give a whole number, e.g. 3",
+        "rounds" | "max_rounds" | "warmups" | "repeats" => "give a whole number, e.g. 3",
         "quick" | "strict" => "give true or false",
         "max_foreign_cores" => "give a number of cores, e.g. 0.1",
         "noise_threshold" => "give a fraction of the baseline from 0 to below 1, e.g. 0.03",

@@ -55,6 +55,14 @@ fn zero_rounds_is_refused() {
 }
 
 #[test]
+fn max_rounds_beyond_what_the_test_can_use_is_refused() {
+    one_line_error(
+        &["run", "--scenario", "io_http", "--max-rounds", "30"],
+        &["--max-rounds", "2 to 20"],
+    );
+}
+
+#[test]
 fn a_noise_threshold_outside_zero_to_one_is_refused() {
     one_line_error(
         &["run", "--scenario", "io_http", "--noise-threshold", "2"],

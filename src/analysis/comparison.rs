@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::measured::{busy_machine, paired_rounds};
 use crate::results::{Cell, Method};
-use crate::stats::{self, RatioEstimate};
+use crate::stats::{self, Looks, RatioEstimate};
 
 /// How a difference is judged: the test's significance level and the noise band.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -20,6 +20,10 @@ pub struct Rule {
     pub alpha: f64,
     /// The smallest difference that counts, as a fraction of the baseline.
     pub noise_threshold: f64,
+    /// The looks of adaptive rounds, over which `alpha` is split ([`Looks::alpha_at`]); None
+    /// for fixed rounds, where the one look at the end spends all of it.
+    #[serde(skip)]
+    pub looks: Option<Looks>,
 }
 
 impl Rule {
@@ -29,7 +33,36 @@ impl Rule {
         Rule {
             alpha: method.alpha(),
             noise_threshold: method.noise_threshold(),
+            looks: None,
         }
+    }
+
+    /// The significance level a comparison of `n` rounds is tested at: `alpha` with fixed
+    /// rounds, the look's share of it with adaptive ones.
+    pub fn alpha_for(&self, n: usize) -> f64 {
+        match self.looks {
+            None => self.alpha,
+            Some(looks) => looks.alpha_at(n, self.alpha),
+        }
+    }
+
+    /// This rule for comparing rounds of `cells` of one run: with the looks of their adaptive
+    /// rounds when they had them.
+    pub fn for_cells(self, cells: &[&Cell]) -> Rule {
+        let looks = cells
+            .iter()
+            .find_map(|c| c.adaptive.as_ref())
+            .map(|a| a.looks());
+        Rule {
+            looks: looks.or(self.looks),
+            ..self
+        }
+    }
+
+    /// The noise band `[1 / (1 + t), 1 + t]`.
+    pub fn band(&self) -> (f64, f64) {
+        let t = self.noise_threshold.max(0.0);
+        (1.0 / (1.0 + t), 1.0 + t)
     }
 
     /// The noise band in percent, as shown (two decimals at most).
@@ -132,12 +165,13 @@ pub fn compare(a: &[f64], b: &[f64], pairing: Pairing, rule: Rule) -> Comparison
     };
     let p_value = stats::mann_whitney(a, b).p_value;
     let beyond = |band: f64| ratio.ci95_low > 1.0 + band || ratio.ci95_high < 1.0 / (1.0 + band);
-    let rejects = p_value <= rule.alpha;
+    let alpha = rule.alpha_for(a.len().min(b.len()));
+    let rejects = p_value <= alpha;
     let verdict = if rejects && beyond(rule.noise_threshold.max(0.0)) {
         Verdict::Significant
     } else if rejects && beyond(0.0) {
         Verdict::WithinNoise
-    } else if stats::min_possible_p(a.len(), b.len()) > rule.alpha {
+    } else if stats::min_possible_p(a.len(), b.len()) > alpha {
         Verdict::TooFewRounds
     } else {
         Verdict::NotSignificant
@@ -150,14 +184,32 @@ pub fn compare(a: &[f64], b: &[f64], pairing: Pairing, rule: Rule) -> Comparison
     }
 }
 
+/// Whether `c` settles its question for good, and how: a significant difference, equal within
+/// the noise band (its interval lies wholly inside `[1 / (1 + t), 1 + t]`, so no difference
+/// that counts), or inconclusive (a round without a clean run never gets one). None while
+/// more rounds could still change the verdict.
+pub fn settled(c: &Comparison, rule: Rule) -> Option<&'static str> {
+    let (low, high) = rule.band();
+    match c.verdict {
+        Verdict::Significant => Some("different"),
+        Verdict::Inconclusive(_) => Some("inconclusive"),
+        _ if rule.noise_threshold > 0.0 && c.ratio.ci95_low >= low && c.ratio.ci95_high <= high => {
+            Some("equal within noise")
+        }
+        _ => None,
+    }
+}
+
 /// [`compare`] of two cells of one run, round by round, on one figure; None with fewer than
-/// two pairs. Inconclusive when either cell's machine was busy.
+/// two pairs. Inconclusive when either cell's machine was busy. Cells measured in adaptive
+/// rounds are tested at the share of α their look may spend.
 pub fn cells(
     cell: &Cell,
     base: &Cell,
     figure: impl Fn(&crate::results::RunRecord) -> f64,
     rule: Rule,
 ) -> Option<Comparison> {
+    let rule = rule.for_cells(&[cell, base]);
     let (a, b) = paired_rounds(cell, base, figure);
     let mut c = (a.len() >= 2).then(|| compare(&a, &b, Pairing::ByRound, rule))?;
     if let Some(why) = busy_machine(cell).or_else(|| busy_machine(base)) {
@@ -179,6 +231,7 @@ mod tests {
         Rule {
             alpha: stats::ALPHA,
             noise_threshold: t,
+            looks: None,
         }
     }
 
@@ -209,6 +262,7 @@ mod tests {
         let strict = Rule {
             alpha: 0.001,
             noise_threshold: 0.03,
+            looks: None,
         };
         let c = compare(&faster, &base, Pairing::ByRound, strict);
         assert_eq!(c.verdict, Verdict::TooFewRounds);

@@ -30,7 +30,12 @@ fn p99(r: &RunRecord) -> f64 {
 }
 
 /// `new` against `base` on `figure`, above 1 when `new` is better.
-fn compare(new: &Cell, base: &Cell, figure: ContrastFigure, rule: Rule) -> Option<Comparison> {
+pub(crate) fn compare(
+    new: &Cell,
+    base: &Cell,
+    figure: ContrastFigure,
+    rule: Rule,
+) -> Option<Comparison> {
     match figure {
         ContrastFigure::Throughput => comparison::throughput_vs(new, base, rule),
         ContrastFigure::P99 => comparison::cells(base, new, p99, rule),

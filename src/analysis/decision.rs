@@ -98,6 +98,7 @@ pub fn decisions(results: &Results, rule: Rule) -> Vec<Decision> {
         ranked.sort_by(|a, b| score(b).total_cmp(&score(a)));
         let (w, r) = (ranked[0], ranked[1]);
         let (a, b) = paired_rounds(w, r, metric(memory));
+        let rule = rule.for_cells(&[w, r]);
         // Express the ratio as "winner is N× better": throughput w/r, memory r/w.
         let mut cmp = if memory {
             compare(&b, &a, Pairing::ByRound, rule)

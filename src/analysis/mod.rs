@@ -19,6 +19,7 @@ pub mod scenario;
 pub mod service_questions;
 pub mod services;
 pub mod speed;
+pub mod stopping;
 pub mod summary;
 pub mod sweep;
 pub mod thresholds;

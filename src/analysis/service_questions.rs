@@ -270,6 +270,7 @@ mod tests {
         Rule {
             alpha: stats::ALPHA,
             noise_threshold: 0.03,
+            looks: None,
         }
     }
 

@@ -337,6 +337,7 @@ pub(crate) mod tests {
         Rule {
             alpha: crate::stats::ALPHA,
             noise_threshold: 0.03,
+            looks: None,
         }
     }
 

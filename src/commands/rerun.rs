@@ -50,6 +50,7 @@ fn flags(a: &RerunArgs) -> RunArgs {
         quick: false,
         out: a.out.clone(),
         rounds: None,
+        max_rounds: None,
         warmups: None,
         event_loops: Vec::new(),
         cpus: a.cpus.clone(),

@@ -24,6 +24,18 @@ fn intro(r: &Report) -> Vec<Block> {
             p.rounds, p.warmups
         )));
     }
+    if let Some(rule) = &m.adaptive {
+        let how = match crate::analysis::stopping::counts(&r.results.cells) {
+            Some(c) => format!(
+                " {} cell(s) stopped with every comparison settled, {} reached the maximum with one still open; {:.1} rounds per cell on average.",
+                c.settled, c.at_max, c.mean_rounds
+            ),
+            None => String::new(),
+        };
+        out.push(Block::Para(format!(
+            "{rule}. A cell stops once each comparison it takes part in (against its baseline, its scenario's contrasts, the decision table's winner against the runner-up) is significant at its look's share of α, equal within the noise band, or inconclusive.{how}"
+        )));
+    }
     if let Some(p) = &m.placement {
         out.push(Block::Para(placement_text(p)));
     } else if !m.cpus.is_empty() {

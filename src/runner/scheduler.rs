@@ -1,16 +1,20 @@
 //! Runs cells in interleaved rounds after warm-ups (A B C D, B C D A, ...) and keeps the
-//! results document current after every run.
+//! results document current after every run. With adaptive rounds, a cell whose comparisons
+//! are settled leaves the rotation; the others go on to the maximum.
 
 use super::executor::{Executor, RunError};
 use super::matrix::CellSpec;
 use super::tally::{Event, Tally};
-use crate::results::{Cell, CellStatus};
+use crate::results::{AdaptiveRounds, Cell, CellStatus, RoundsStop};
 
 /// Rounds and warm-ups.
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
-    /// Measured rounds per cell.
+    /// Measured rounds per cell; with adaptive rounds, the least before the first check.
     pub rounds: usize,
+    /// The most measured rounds a cell gets: `rounds` for fixed rounds; above it, each cell
+    /// is checked after every round from `rounds` on and stops once settled.
+    pub max_rounds: usize,
     /// Warm-up runs per cell, discarded.
     pub warmups: usize,
     /// How many times a contaminated run (the machine interfered) is repeated in its round.
@@ -21,11 +25,21 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The runs `cells` cells take under this plan, before any repeat.
+    /// The runs `cells` cells take under this plan at most, before any repeat.
     pub fn runs(&self, cells: usize) -> usize {
-        cells * (self.warmups + self.rounds)
+        cells * (self.warmups + self.max_rounds)
+    }
+
+    /// Whether cells are checked after every round and stop when settled.
+    pub fn adaptive(&self) -> bool {
+        self.max_rounds > self.rounds
     }
 }
+
+/// Whether each cell's comparisons are settled, given every cell of the batch: Some(why) for
+/// a cell that may stop, None for one that needs more rounds. The analysis's rule, handed to
+/// the runner (it is only asked with adaptive rounds).
+pub type Settle<'a> = dyn FnMut(&[Cell]) -> Vec<Option<String>> + 'a;
 
 /// A new, empty results cell for a spec.
 pub fn new_cell(spec: &CellSpec) -> Cell {
@@ -47,6 +61,7 @@ pub fn new_cell(spec: &CellSpec) -> Cell {
         runs: Vec::new(),
         summary: None,
         warnings: Vec::new(),
+        adaptive: None,
     }
 }
 
@@ -63,27 +78,49 @@ pub fn round_order(n: usize, r: usize) -> Vec<usize> {
 /// error after saving. `tally` counts every run (its total must already hold these cells'
 /// [`Plan::runs`]); `progress` hears of each run before it starts and of repeats, failures
 /// and skips.
+#[allow(clippy::too_many_arguments)]
 pub fn run_interleaved(
     specs: &[CellSpec],
     plan: Plan,
     exec: &mut dyn Executor,
     cells: &mut [Cell],
     save: &mut dyn FnMut(&[Cell]) -> anyhow::Result<()>,
+    settle: &mut Settle<'_>,
     tally: &mut Tally,
     progress: &mut dyn FnMut(&Tally, Event<'_>),
 ) -> anyhow::Result<()> {
     assert_eq!(specs.len(), cells.len());
     let n = specs.len();
-    let total = plan.warmups + plan.rounds;
+    let total = plan.warmups + plan.max_rounds;
+    if plan.adaptive() {
+        for c in cells.iter_mut() {
+            c.adaptive = Some(AdaptiveRounds {
+                min_rounds: plan.rounds,
+                max_rounds: plan.max_rounds,
+                stop: None,
+            });
+        }
+    }
+    let stopped = |c: &Cell| c.adaptive.as_ref().is_some_and(|a| a.stop.is_some());
     for step in 0..total {
         let warm = step < plan.warmups;
         let round = step.saturating_sub(plan.warmups);
+        if cells
+            .iter()
+            .all(|c| matches!(c.status, CellStatus::Failed | CellStatus::Skipped) || stopped(c))
+        {
+            break;
+        }
         for i in round_order(n, step) {
-            if matches!(cells[i].status, CellStatus::Failed | CellStatus::Skipped) {
+            if matches!(cells[i].status, CellStatus::Failed | CellStatus::Skipped)
+                || stopped(&cells[i])
+            {
                 continue;
             }
             let label = if warm {
                 "warm-up".to_string()
+            } else if plan.adaptive() {
+                format!("round {}/{}-{}", round + 1, plan.rounds, plan.max_rounds)
             } else {
                 format!("round {}/{}", round + 1, plan.rounds)
             };
@@ -158,6 +195,33 @@ pub fn run_interleaved(
             }
             save(cells)?;
         }
+        if plan.adaptive() && !warm && round + 1 >= plan.rounds {
+            let last = round + 1 == plan.max_rounds;
+            let verdicts = settle(cells);
+            for (c, why) in cells.iter_mut().zip(verdicts) {
+                if c.status != CellStatus::Running || stopped(c) {
+                    continue;
+                }
+                let stop = match why {
+                    Some(reason) => RoundsStop {
+                        rounds: round + 1,
+                        settled: true,
+                        reason,
+                    },
+                    None if last => RoundsStop {
+                        rounds: round + 1,
+                        settled: false,
+                        reason: "the maximum: some comparison still open".into(),
+                    },
+                    None => continue,
+                };
+                tally.total = tally.total.saturating_sub(plan.max_rounds - (round + 1));
+                if let Some(a) = c.adaptive.as_mut() {
+                    a.stop = Some(stop);
+                }
+            }
+            save(cells)?;
+        }
     }
     for c in cells.iter_mut() {
         if c.status == CellStatus::Running {
@@ -169,7 +233,7 @@ pub fn run_interleaved(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::python::PythonEnv;
     use crate::results::RunRecord;
@@ -251,7 +315,8 @@ mod tests {
         }
     }
 
-    fn spec(variant: &str) -> CellSpec {
+    /// A cell spec of scenario `s` that starts no process (for executors that fake runs).
+    pub(crate) fn spec(variant: &str) -> CellSpec {
         CellSpec {
             id: format!("s/{variant}"),
             scenario: "s".into(),
@@ -273,6 +338,7 @@ mod tests {
     fn run(fail: Option<&'static str>) -> (MockExecutor, Vec<Cell>, usize) {
         let plan = Plan {
             rounds: 3,
+            max_rounds: 3,
             warmups: 1,
             repeats: 2,
             derive: crate::analysis::summary::derive_cell,
@@ -297,6 +363,7 @@ mod tests {
                 saves += 1;
                 Ok(())
             },
+            &mut |_| unreachable!("fixed rounds are never checked"),
             &mut tally,
             &mut |_, _| {},
         )
@@ -316,6 +383,7 @@ mod tests {
         };
         let plan = Plan {
             rounds: 3,
+            max_rounds: 3,
             warmups: 1,
             repeats: 2,
             derive: crate::analysis::summary::derive_cell,
@@ -331,6 +399,7 @@ mod tests {
             &mut exec,
             &mut cells,
             &mut |_| Ok(()),
+            &mut |_| unreachable!("fixed rounds are never checked"),
             &mut tally,
             &mut |t, _| seen.push(*t),
         )
@@ -411,5 +480,96 @@ mod tests {
         let s2 = cells[2].summary.as_ref().unwrap();
         assert_eq!((s2.contaminated_runs, s2.rounds_without_clean_run), (9, 3));
         assert_eq!(cells[2].status, CellStatus::Ok);
+    }
+
+    /// Runs `variants` under adaptive `rounds..=max_rounds` after one warm-up, asking `settle`;
+    /// the executor's calls, the cells and the final tally.
+    fn run_adaptive(
+        variants: &[&str],
+        (rounds, max_rounds): (usize, usize),
+        settle: &mut Settle<'_>,
+    ) -> (MockExecutor, Vec<Cell>, Tally) {
+        let specs: Vec<CellSpec> = variants.iter().map(|v| spec(v)).collect();
+        let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
+        let mut exec = MockExecutor {
+            calls: vec![],
+            fail: None,
+        };
+        let plan = Plan {
+            rounds,
+            max_rounds,
+            warmups: 1,
+            repeats: 0,
+            derive: crate::analysis::summary::derive_cell,
+        };
+        let mut tally = Tally {
+            done: 0,
+            total: plan.runs(specs.len()),
+        };
+        run_interleaved(
+            &specs,
+            plan,
+            &mut exec,
+            &mut cells,
+            &mut |_| Ok(()),
+            settle,
+            &mut tally,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(tally.done, tally.total, "the total ends at what ran");
+        (exec, cells, tally)
+    }
+
+    #[test]
+    fn adaptive_rounds_stop_each_cell_when_settled_and_the_rest_at_the_maximum() {
+        // "a" settles after 4 rounds, "b" after 5, "c" never: checked from round 3 to 6.
+        let mut checks = Vec::new();
+        let (exec, cells, tally) = run_adaptive(&["a", "b", "c"], (3, 6), &mut |cells| {
+            checks.push(cells.iter().map(|c| c.runs.len()).collect::<Vec<_>>());
+            cells
+                .iter()
+                .map(|c| {
+                    let due = if c.variant == "a" { 4 } else { 5 };
+                    (c.variant != "c" && c.runs.len() >= due).then(|| "different".into())
+                })
+                .collect()
+        });
+        let runs: Vec<usize> = cells.iter().map(|c| c.runs.len()).collect();
+        assert_eq!(runs, [4, 5, 6]);
+        assert_eq!(checks.len(), 4, "after rounds 3, 4, 5 and 6: {checks:?}");
+        assert_eq!(tally.done, 3 + 4 + 5 + 6, "warm-ups and measured runs");
+        let stops: Vec<(usize, bool)> = cells
+            .iter()
+            .map(|c| {
+                let s = c.adaptive.as_ref().unwrap().stop.as_ref().unwrap();
+                (s.rounds, s.settled)
+            })
+            .collect();
+        assert_eq!(stops, [(4, true), (5, true), (6, false)]);
+        assert!(cells.iter().all(|c| c.status == CellStatus::Ok));
+        let last_round: Vec<&str> = exec
+            .calls
+            .iter()
+            .filter(|(_, r)| *r == Some(5))
+            .map(|(v, _)| v.as_str())
+            .collect();
+        assert_eq!(last_round, ["c"], "settled cells leave the rotation");
+    }
+
+    #[test]
+    fn adaptive_rounds_end_early_when_every_cell_is_settled() {
+        let (exec, cells, tally) = run_adaptive(&["a", "b"], (4, 10), &mut |cells| {
+            vec![Some("equal within noise".into()); cells.len()]
+        });
+        assert_eq!(
+            exec.calls.len(),
+            2 + 8,
+            "a warm-up and 4 rounds of 2 cells, then settled"
+        );
+        assert_eq!(tally.done, 10);
+        let a = cells[0].adaptive.as_ref().unwrap();
+        assert_eq!((a.min_rounds, a.max_rounds), (4, 10));
+        assert_eq!(a.stop.as_ref().unwrap().reason, "equal within noise");
     }
 }

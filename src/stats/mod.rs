@@ -11,6 +11,7 @@
 //!   rounds as pairs because rounds interleave the variants.
 //! * [`significance`] — [`mann_whitney`] and [`min_possible_p`]; the verdict built on them is
 //!   `analysis::comparison`'s.
+//! * [`sequential`] — [`Looks`]: how adaptive rounds split α over their looks.
 //! * [`outliers`] — [`modified_z_outliers`] and the report's [`warnings`].
 //! * [`hdr`] — latency distributions as HdrHistograms (µs, 3 significant digits, V2 base64).
 
@@ -19,6 +20,7 @@ pub mod hdr;
 pub mod outliers;
 pub mod percentile;
 pub mod rng;
+pub mod sequential;
 pub mod serde_nan;
 pub mod significance;
 pub mod summary;
@@ -31,6 +33,7 @@ pub use outliers::{
     modified_z_outliers, round_warnings, warnings, Cause, RoundWarning, OUTLIER_THRESHOLD,
 };
 pub use percentile::{median, percentile, percentiles_sorted};
+pub use sequential::Looks;
 pub use significance::{
     mann_whitney, min_possible_p, valid_noise_threshold, RankTest, ALPHA, DEFAULT_NOISE_THRESHOLD,
 };

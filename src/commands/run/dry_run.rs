@@ -63,18 +63,26 @@ pub fn print(args: &RunArgs, plan: &RunPlan) {
     for s in &plan.scenarios {
         let runs = s.plan.runs(s.specs.len());
         total_runs += runs;
+        let rounds = if s.plan.adaptive() {
+            format!(
+                "{} to {} rounds, each cell stopping once settled",
+                s.plan.rounds, s.plan.max_rounds
+            )
+        } else {
+            format!("{} rounds", s.plan.rounds)
+        };
+        let at_most = if s.plan.adaptive() { "at most " } else { "" };
         println!(
-            "\nscenario {}: {} cells × ({} warm-up + {} rounds) = {runs} runs",
+            "\nscenario {}: {} cells × ({} warm-up + {rounds}) = {at_most}{runs} runs",
             s.scenario.name,
             s.specs.len(),
             s.plan.warmups,
-            s.plan.rounds
         );
         let (mut s_est, mut s_unknown) = (0.0, 0);
         for c in &s.specs {
             let params: Vec<String> = c.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let each = known.get(&c.id);
-            let per_cell = s.plan.warmups + s.plan.rounds;
+            let per_cell = s.plan.warmups + s.plan.max_rounds;
             match each {
                 Some(w) => s_est += w * per_cell as f64,
                 None => s_unknown += per_cell,

@@ -62,6 +62,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
                 .collect(),
             noise_threshold: Some(args.noise_threshold()),
             alpha: Some(args.alpha()),
+            adaptive: adaptive_rounds(args, plan),
             interference: Some(crate::results::InterferencePolicy {
                 max_foreign_cores: args.max_foreign_cores(),
                 floor_s: interference::FOREIGN_FLOOR_S,
@@ -83,6 +84,16 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
         skipped: Vec::new(),
         skipped_pythons: Vec::new(),
     }
+}
+
+/// The adaptive rounds' rule in words, when any scenario of the plan has them.
+fn adaptive_rounds(args: &RunArgs, plan: &RunPlan) -> Option<String> {
+    let p = plan.scenarios.iter().find(|s| s.plan.adaptive())?.plan;
+    let looks = crate::stats::Looks {
+        min: p.rounds,
+        max: p.max_rounds,
+    };
+    Some(looks.describe(args.alpha()))
 }
 
 /// What the results document records of a scenario: its title, its question and the baseline
@@ -160,6 +171,11 @@ pub fn measure(
         total: planned_runs(plan),
     };
     let mut display = Display::new(tally.total);
+    let rule = analysis::comparison::Rule {
+        alpha: args.alpha(),
+        noise_threshold: args.noise_threshold(),
+        looks: None,
+    };
     let outcome = (|| -> anyhow::Result<()> {
         let auto = args.rates == Some(sweep::Rates::Auto);
         for planned in &plan.scenarios {
@@ -172,6 +188,8 @@ pub fn measure(
                 }
                 first = false;
                 let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
+                let info = scenario_info(&planned.scenario);
+                let mut settle = |cells: &[Cell]| analysis::stopping::settle(cells, &info, rule);
                 let mut save = |current: &[Cell]| -> anyhow::Result<()> {
                     let mut doc = header.clone();
                     doc.cells = measured.iter().chain(current.iter()).cloned().collect();
@@ -185,6 +203,7 @@ pub fn measure(
                     &mut exec,
                     &mut cells,
                     &mut save,
+                    &mut settle,
                     &mut tally,
                     &mut |t, e| display.show(t, e),
                 );

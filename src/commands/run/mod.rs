@@ -57,6 +57,13 @@ pub struct RunArgs {
     /// at 3).
     #[arg(long, short = 'r')]
     pub rounds: Option<usize>,
+    /// Adaptive rounds: after the rounds above, check every cell after each round and stop it
+    /// once the comparisons it takes part in are settled (significantly different, equal
+    /// within the noise band, or inconclusive), up to this many rounds. α is split over the
+    /// looks so equal variants are called different no more often than with fixed rounds
+    /// (docs/method.md). A scenario with at least this many rounds keeps them fixed.
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<usize>,
     /// Warm-up runs per cell before the first round (default: the scenario's `warmups`, else 1).
     #[arg(long, short = 'w')]
     pub warmups: Option<usize>,

@@ -89,6 +89,18 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         }
         .into());
     }
+    if let Some(max) = args.max_rounds {
+        if !(2..=crate::stats::significance::EXACT_MAX_TOTAL / 2).contains(&max) {
+            return Err(UsageError::Flag {
+                flag: "--max-rounds",
+                message: format!(
+                    "{max} is not a round count adaptive rounds can use; give 2 to {} (e.g. 10)",
+                    crate::stats::significance::EXACT_MAX_TOTAL / 2
+                ),
+            }
+            .into());
+        }
+    }
     check_cpus(&args.cpus)?;
     if !(args.max_foreign_cores().is_finite() && args.max_foreign_cores() >= 0.0) {
         return Err(UsageError::Flag {
@@ -131,6 +143,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
             );
             Plan {
                 rounds,
+                max_rounds: args.max_rounds.unwrap_or(rounds).max(rounds),
                 warmups,
                 repeats: args.repeats(),
                 derive: crate::analysis::summary::derive_cell,

@@ -183,6 +183,9 @@ pub fn apply(study: &Study, source: &str, cli: &RunArgs) -> Result<RunArgs, Usag
     if !cli_warmups {
         args.warmups = study.warmups;
     }
+    if args.max_rounds.is_none() {
+        args.max_rounds = study.max_rounds;
+    }
     for (name, p) in &study.plans {
         let p = StudyPlan {
             rounds: p.rounds.filter(|_| !cli_rounds),
@@ -274,6 +277,7 @@ pub fn resolved(args: &RunArgs, plan: &RunPlan) -> Study {
         pg: Some(pg_name(args.pg())),
         pg_image: Some(args.pg_image().to_string()),
         rounds,
+        max_rounds: args.max_rounds,
         warmups,
         plans,
         quick: Some(args.quick),

@@ -1,0 +1,166 @@
+//! When a cell of adaptive rounds may stop: the comparisons its scenario's question asks for
+//! (each cell against its baseline, the catalogue's contrasts, and the decision table's winner
+//! against its runner-up), each judged by the lab's one comparison rule at the look's share of
+//! α, and settled ([`comparison::settled`]) or still open. The runner asks this after every
+//! round from the minimum on; a cell stops once every comparison it takes part in is settled.
+
+use std::collections::BTreeMap;
+
+use super::comparison::{self, Comparison, Rule};
+use super::contrasts;
+use super::measured::MeasuredRuns;
+use super::scenario::baseline_for;
+use crate::catalogue::{offered_rate, ContrastFigure, DecideBy};
+use crate::results::{Cell, CellStatus, RunRecord, ScenarioInfo};
+
+/// One comparison between two cells of the batch, by index, and what it is called in words.
+struct Pair {
+    cells: (usize, usize),
+    what: String,
+    comparison: Option<Comparison>,
+}
+
+/// The figure a scenario ranks its variants by.
+fn figure(decide_by: DecideBy) -> ContrastFigure {
+    if decide_by == DecideBy::Memory {
+        ContrastFigure::Memory
+    } else {
+        ContrastFigure::Throughput
+    }
+}
+
+/// A run's value of `figure`, higher is better.
+fn score(figure: ContrastFigure) -> impl Fn(&RunRecord) -> f64 {
+    move |r| match figure {
+        ContrastFigure::Memory => -r.peak_rss_delta_mib,
+        ContrastFigure::P99 => -crate::stats::percentile(&r.latencies_ms, 99.0),
+        ContrastFigure::Throughput => r.throughput_per_s,
+    }
+}
+
+/// Every comparison the question asks for among `cells` (one scenario's batch).
+fn pairs(cells: &[Cell], info: &ScenarioInfo, rule: Rule) -> Vec<Pair> {
+    let usable: Vec<usize> = (0..cells.len())
+        .filter(|&i| {
+            let c = &cells[i];
+            matches!(c.status, CellStatus::Running | CellStatus::Ok)
+                && c.summary.as_ref().is_some_and(|s| s.errors == 0)
+        })
+        .collect();
+    let index = |c: &Cell| cells.iter().position(|x| x.id == c.id);
+    let refs: Vec<&Cell> = usable.iter().map(|&i| &cells[i]).collect();
+    let mut out: Vec<Pair> = Vec::new();
+    let mut push = |i: usize, j: usize, what: String, f: ContrastFigure| {
+        let (a, b) = (i.min(j), i.max(j));
+        let same = |p: &Pair| (p.cells.0.min(p.cells.1), p.cells.0.max(p.cells.1)) == (a, b);
+        if out.iter().any(|p| same(p) && p.what == what) {
+            return;
+        }
+        out.push(Pair {
+            cells: (i, j),
+            what,
+            comparison: contrasts::compare(&cells[i], &cells[j], f, rule),
+        });
+    };
+    // Open-loop cells send at a fixed rate: their throughput is the rate, not the variant's.
+    let ranked = |c: &Cell| c.decide_by.ranks() && offered_rate(&c.params).is_none();
+    if let Some(base) = info.baseline.as_deref() {
+        for &i in &usable {
+            let c = &cells[i];
+            if !ranked(c) {
+                continue;
+            }
+            if let Some(j) = baseline_for(c, &refs, base).and_then(index) {
+                if j != i {
+                    let what = format!("{} vs {}", c.variant, cells[j].variant);
+                    push(i, j, what, figure(c.decide_by));
+                }
+            }
+        }
+    }
+    for contrast in &info.contrasts {
+        for &i in usable.iter().filter(|&&i| cells[i].variant == contrast.new) {
+            let new = &cells[i];
+            let base = usable.iter().copied().find(|&j| {
+                let b = &cells[j];
+                b.variant == contrast.base && b.python == new.python && b.group == new.group
+            });
+            if let Some(j) = base {
+                let what = format!("{} vs {}", contrast.new, contrast.base);
+                push(i, j, what, contrast.figure);
+            }
+        }
+    }
+    // The decision table's winner against its runner-up, in each setting.
+    let mut settings: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
+    for &i in usable.iter().filter(|&&i| ranked(&cells[i])) {
+        let c = &cells[i];
+        settings.entry((&c.group, &c.python)).or_default().push(i);
+    }
+    for members in settings.values() {
+        let f = figure(cells[members[0]].decide_by);
+        let median = |i: usize| crate::stats::median(&MeasuredRuns::of(&cells[i]).values(score(f)));
+        let mut by_score = members.clone();
+        by_score.sort_by(|&a, &b| median(b).total_cmp(&median(a)));
+        if let [w, r, ..] = by_score[..] {
+            let what = format!("{} vs {}", cells[w].variant, cells[r].variant);
+            push(w, r, what, f);
+        }
+    }
+    out
+}
+
+/// For each of `cells` (one scenario's batch): Some(why) when every comparison it takes part
+/// in is settled, so it may stop; None while one is open (fewer than two paired rounds count
+/// as open). A cell in no comparison has nothing more to learn from its rounds.
+pub fn settle(cells: &[Cell], info: &ScenarioInfo, rule: Rule) -> Vec<Option<String>> {
+    let pairs = pairs(cells, info, rule);
+    (0..cells.len())
+        .map(|i| {
+            let mine: Vec<&Pair> = pairs
+                .iter()
+                .filter(|p| p.cells.0 == i || p.cells.1 == i)
+                .collect();
+            if mine.is_empty() {
+                return Some("no comparison to settle".to_string());
+            }
+            let states: Option<Vec<String>> = mine
+                .iter()
+                .map(|p| {
+                    let c = p.comparison.as_ref()?;
+                    let rule = rule.for_cells(&[&cells[p.cells.0], &cells[p.cells.1]]);
+                    comparison::settled(c, rule).map(|s| format!("{}: {s}", p.what))
+                })
+                .collect();
+            states.map(|s| s.join("; "))
+        })
+        .collect()
+}
+
+/// How a run's adaptive cells stopped.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StopCounts {
+    /// Cells that stopped with every comparison settled.
+    pub settled: usize,
+    /// Cells that reached their maximum with a comparison still open.
+    pub at_max: usize,
+    /// Mean measured rounds over both.
+    pub mean_rounds: f64,
+}
+
+/// How the adaptive cells of `cells` stopped; None when none had adaptive rounds.
+pub fn counts(cells: &[Cell]) -> Option<StopCounts> {
+    let stops: Vec<_> = cells
+        .iter()
+        .filter_map(|c| c.adaptive.as_ref()?.stop.as_ref())
+        .collect();
+    (!stops.is_empty()).then(|| StopCounts {
+        settled: stops.iter().filter(|s| s.settled).count(),
+        at_max: stops.iter().filter(|s| !s.settled).count(),
+        mean_rounds: stops.iter().map(|s| s.rounds as f64).sum::<f64>() / stops.len() as f64,
+    })
+}
+
+#[cfg(test)]
+#[path = "stopping_tests.rs"]
+mod tests;
