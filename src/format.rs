@@ -31,3 +31,14 @@ pub fn rate(x: f64) -> String {
         num(x)
     }
 }
+
+/// A duration in seconds as people read it: `45 s`, `12.5 min`, `1.6 h`.
+pub fn duration_s(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}

@@ -253,6 +253,9 @@ pub struct Method {
     /// own least and most rounds and why it stopped. Absent with fixed rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<String>,
+    /// The run's time budget (`--budget`), seconds from the services' start; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
     /// When a run counted as contaminated by other programs, and how often it was repeated;
     /// absent in documents from before interference was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -517,12 +520,23 @@ impl AdaptiveRounds {
 pub struct RoundsStop {
     /// Rounds it had measured.
     pub rounds: usize,
-    /// Whether every comparison it takes part in was settled (a significant difference, equal
-    /// within the noise band, or inconclusive for good); false when it reached `max_rounds`
-    /// with some still open.
-    pub settled: bool,
-    /// The comparisons' states in words.
+    /// What stopped it.
+    pub cause: StopCause,
+    /// The comparisons' states in words: why each is settled, or which were still open.
     pub reason: String,
+}
+
+/// What stopped an adaptive cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopCause {
+    /// Every comparison it takes part in was settled: a significant difference, equal within
+    /// the noise band, or inconclusive for good.
+    Settled,
+    /// It reached its most rounds with a comparison still open.
+    Maximum,
+    /// The run's time budget left no time for another round, with a comparison still open.
+    Budget,
 }
 
 /// One measured run of a cell: one fresh worker process.

@@ -45,6 +45,9 @@ pub struct Study {
     /// Adaptive rounds up to this many (`--max-rounds`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rounds: Option<usize>,
+    /// A time budget for the run, e.g. "10m" (`--budget`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
     /// Warm-up runs per cell of every scenario (`--warmups`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmups: Option<usize>,
@@ -122,6 +125,7 @@ fn hint(key: &str) -> &'static str {
         "thresholds" => {
             "give [thresholds] with SCENARIO = [\"asyncio/sync >= 5\", \"p99_ms < 50\"]"
         }
+        "budget" => "give a duration string, e.g. \"10m\", \"90s\" or \"1h30m\"",
         "pg" => "give a string: \"auto\", \"local\", \"external\" or \"container\"",
         "placement" => "give \"shared\", \"split\" or \"unpinned\"",
         "pg_image" => "give an image name, e.g. \"postgres:16\"",
@@ -229,6 +233,10 @@ impl Study {
                 "give 3 or more to get an interval",
             ));
         }
+        if let Some(b) = &self.budget {
+            b.parse::<crate::commands::run::budget::Budget>()
+                .map_err(|why| bad(source, "budget", &why, hint("budget")))?;
+        }
         if let Some(m) = self.max_foreign_cores {
             if !(m.is_finite() && m >= 0.0) {
                 return Err(bad(
@@ -318,6 +326,7 @@ mod tests {
     fn errors_name_the_file_and_the_key() {
         for (text, want) in [
             ("rounds = \"two\"", "rounds"),
+            ("budget = \"ten minutes\"", "budget: \"ten minutes\" is not a duration"),
             ("roundz = 2", "line 1: roundz: unknown field"),
             ("scenarios = \"io_http\"", "scenarios"),
             (

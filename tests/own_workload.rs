@@ -286,3 +286,61 @@ fn a_scenarios_requirements_are_installed_once_and_a_bad_one_is_one_line() {
     );
     assert!(err.contains("fix it in the `requirements` of"), "{err}");
 }
+
+#[test]
+fn a_time_budget_holds_and_stops_what_it_cannot_settle() {
+    // Two variants doing the same thing: with no noise band they never settle, so only the
+    // budget (well before 40 rounds) stops them.
+    let tmp = tempfile::tempdir().unwrap();
+    let mine = tmp.path().join("mine");
+    new_scenario("twins", &mine);
+    let catalogue = mine.join("catalogue.toml");
+    let text = std::fs::read_to_string(&catalogue).unwrap();
+    let text = text.replace(
+        r#"variants = ["sync", "threads", "asyncio", "multiprocessing"]"#,
+        r#"variants = ["sync", "threads"]"#,
+    ) + "\n[scenario.variant_params.threads]\nconcurrency = 1\n";
+    std::fs::write(&catalogue, text).unwrap();
+    let budget = 15.0;
+    let dir = tmp.path().join("run");
+    let start = std::time::Instant::now();
+    bin()
+        .args(["run", "--scenario", "twins", "--rounds", "3"])
+        .args([
+            "--max-rounds",
+            "20",
+            "--budget",
+            "15s",
+            "--noise-threshold",
+            "0",
+        ])
+        .args(["--python", "3.12", "--catalogue"])
+        .arg(&catalogue)
+        .arg("--out")
+        .arg(&dir)
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    let took = start.elapsed().as_secs_f64();
+    assert!(
+        took <= budget * 1.1,
+        "took {took:.1} s on a {budget} s budget"
+    );
+    let r = results(&dir);
+    assert_eq!(r["method"]["budget_s"], 15.0);
+    for c in r["cells"].as_array().unwrap() {
+        let stop = &c["adaptive"]["stop"];
+        assert_eq!(stop["cause"], "budget", "{}: {stop}", c["id"]);
+        let rounds = stop["rounds"].as_u64().unwrap();
+        assert!((3..20).contains(&rounds), "{rounds} rounds");
+        assert!(
+            stop["reason"].as_str().unwrap().contains("threads vs sync"),
+            "names the open comparison: {stop}"
+        );
+    }
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("2 stopped by the time budget (15 s)"),
+        "the report says so"
+    );
+}

@@ -55,7 +55,7 @@ fn fully_populated() -> Results {
     });
     let study = asynclab::study::Study::parse(
         "scenarios = ['io_http']\npython = ['3.12']\nloops = ['asyncio']\npg = 'auto'\n\
-         pg_image = 'postgres:16'\nrounds = 3\nmax_rounds = 8\nwarmups = 1\nquick = true\ncpus = [0]\nplacement = 'shared'\n\
+         pg_image = 'postgres:16'\nrounds = 3\nmax_rounds = 8\nbudget = '10m'\nwarmups = 1\nquick = true\ncpus = [0]\nplacement = 'shared'\n\
          rates = [10, 20]\nstrict = false\nmax_foreign_cores = 0.1\nrepeats = 3\nnoise_threshold = 0.03\nalpha = 0.05\n\
          [thresholds]\nio_http = ['asyncio/sync >= 5']\n[params]\nconcurrency = [10, 100]\ndelay_ms = 20\n[plans.cpu]\nrounds = 2\nwarmups = 0\n",
         "fully populated",
@@ -123,6 +123,7 @@ fn fully_populated() -> Results {
     r.method.noise_threshold = Some(0.03);
     r.method.alpha = Some(0.05);
     r.method.adaptive = Some("Adaptive rounds: 3 to 8".into());
+    r.method.budget_s = Some(600.0);
     r.method.interference = Some(asynclab::results::InterferencePolicy {
         max_foreign_cores: 0.1,
         floor_s: 0.05,
@@ -149,7 +150,7 @@ fn fully_populated() -> Results {
         max_rounds: 8,
         stop: Some(asynclab::results::RoundsStop {
             rounds: 4,
-            settled: true,
+            cause: asynclab::results::StopCause::Settled,
             reason: "asyncio vs sync: different".into(),
         }),
     });

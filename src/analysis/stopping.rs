@@ -11,11 +11,12 @@ use super::contrasts;
 use super::measured::MeasuredRuns;
 use super::scenario::baseline_for;
 use crate::catalogue::{offered_rate, ContrastFigure, DecideBy};
-use crate::results::{Cell, CellStatus, RunRecord, ScenarioInfo};
+use crate::results::{Cell, CellStatus, RunRecord, ScenarioInfo, StopCause};
 
 /// One comparison between two cells of the batch, by index, and what it is called in words.
 struct Pair {
     cells: (usize, usize),
+    figure: ContrastFigure,
     what: String,
     comparison: Option<Comparison>,
 }
@@ -53,11 +54,12 @@ fn pairs(cells: &[Cell], info: &ScenarioInfo, rule: Rule) -> Vec<Pair> {
     let mut push = |i: usize, j: usize, what: String, f: ContrastFigure| {
         let (a, b) = (i.min(j), i.max(j));
         let same = |p: &Pair| (p.cells.0.min(p.cells.1), p.cells.0.max(p.cells.1)) == (a, b);
-        if out.iter().any(|p| same(p) && p.what == what) {
+        if out.iter().any(|p| same(p) && p.figure == f) {
             return;
         }
         out.push(Pair {
             cells: (i, j),
+            figure: f,
             what,
             comparison: contrasts::compare(&cells[i], &cells[j], f, rule),
         });
@@ -110,10 +112,10 @@ fn pairs(cells: &[Cell], info: &ScenarioInfo, rule: Rule) -> Vec<Pair> {
     out
 }
 
-/// For each of `cells` (one scenario's batch): Some(why) when every comparison it takes part
-/// in is settled, so it may stop; None while one is open (fewer than two paired rounds count
-/// as open). A cell in no comparison has nothing more to learn from its rounds.
-pub fn settle(cells: &[Cell], info: &ScenarioInfo, rule: Rule) -> Vec<Option<String>> {
+/// For each of `cells` (one scenario's batch): Ok(why) when every comparison it takes part in
+/// is settled, so it may stop; Err(which are open) while one is (fewer than two paired rounds
+/// count as open). A cell in no comparison has nothing more to learn from its rounds.
+pub fn settle(cells: &[Cell], info: &ScenarioInfo, rule: Rule) -> Vec<Result<String, String>> {
     let pairs = pairs(cells, info, rule);
     (0..cells.len())
         .map(|i| {
@@ -122,17 +124,24 @@ pub fn settle(cells: &[Cell], info: &ScenarioInfo, rule: Rule) -> Vec<Option<Str
                 .filter(|p| p.cells.0 == i || p.cells.1 == i)
                 .collect();
             if mine.is_empty() {
-                return Some("no comparison to settle".to_string());
+                return Ok("no comparison to settle".to_string());
             }
-            let states: Option<Vec<String>> = mine
-                .iter()
-                .map(|p| {
-                    let c = p.comparison.as_ref()?;
-                    let rule = rule.for_cells(&[&cells[p.cells.0], &cells[p.cells.1]]);
-                    comparison::settled(c, rule).map(|s| format!("{}: {s}", p.what))
-                })
-                .collect();
-            states.map(|s| s.join("; "))
+            let (mut settled, mut open) = (Vec::new(), Vec::new());
+            for p in mine {
+                let rule = rule.for_cells(&[&cells[p.cells.0], &cells[p.cells.1]]);
+                match &p.comparison {
+                    Some(c) => match comparison::settled(c, rule) {
+                        Some(s) => settled.push(format!("{}: {s}", p.what)),
+                        None => open.push(format!("{}: {}", p.what, c.verdict.text())),
+                    },
+                    None => open.push(format!("{}: fewer than two paired rounds", p.what)),
+                }
+            }
+            if open.is_empty() {
+                Ok(settled.join("; "))
+            } else {
+                Err(open.join("; "))
+            }
         })
         .collect()
 }
@@ -144,6 +153,8 @@ pub struct StopCounts {
     pub settled: usize,
     /// Cells that reached their maximum with a comparison still open.
     pub at_max: usize,
+    /// Cells the time budget stopped with a comparison still open.
+    pub by_budget: usize,
     /// Mean measured rounds over both.
     pub mean_rounds: f64,
 }
@@ -155,8 +166,18 @@ pub fn counts(cells: &[Cell]) -> Option<StopCounts> {
         .filter_map(|c| c.adaptive.as_ref()?.stop.as_ref())
         .collect();
     (!stops.is_empty()).then(|| StopCounts {
-        settled: stops.iter().filter(|s| s.settled).count(),
-        at_max: stops.iter().filter(|s| !s.settled).count(),
+        settled: stops
+            .iter()
+            .filter(|s| s.cause == StopCause::Settled)
+            .count(),
+        at_max: stops
+            .iter()
+            .filter(|s| s.cause == StopCause::Maximum)
+            .count(),
+        by_budget: stops
+            .iter()
+            .filter(|s| s.cause == StopCause::Budget)
+            .count(),
         mean_rounds: stops.iter().map(|s| s.rounds as f64).sum::<f64>() / stops.len() as f64,
     })
 }

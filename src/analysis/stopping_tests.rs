@@ -82,6 +82,7 @@ fn simulate(ratio: f64, rounds: usize, max_rounds: usize, seed: u64) -> (usize, 
         rounds,
         max_rounds,
         warmups: 0,
+        deadline: None,
         repeats: 0,
         derive: crate::analysis::summary::derive_cell,
     };

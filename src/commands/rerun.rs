@@ -51,6 +51,7 @@ fn flags(a: &RerunArgs) -> RunArgs {
         out: a.out.clone(),
         rounds: None,
         max_rounds: None,
+        budget: None,
         warmups: None,
         event_loops: Vec::new(),
         cpus: a.cpus.clone(),

@@ -27,8 +27,18 @@ fn intro(r: &Report) -> Vec<Block> {
     if let Some(rule) = &m.adaptive {
         let how = match crate::analysis::stopping::counts(&r.results.cells) {
             Some(c) => format!(
-                " {} cell(s) stopped with every comparison settled, {} reached the maximum with one still open; {:.1} rounds per cell on average.",
-                c.settled, c.at_max, c.mean_rounds
+                " {} cell(s) stopped with every comparison settled, {} reached the maximum with one still open{}; {:.1} rounds per cell on average.",
+                c.settled,
+                c.at_max,
+                match m.budget_s {
+                    Some(b) => format!(
+                        ", {} stopped by the time budget ({}) with one still open (results.json names the open comparisons)",
+                        c.by_budget,
+                        crate::format::duration_s(b)
+                    ),
+                    None => String::new(),
+                },
+                c.mean_rounds
             ),
             None => String::new(),
         };

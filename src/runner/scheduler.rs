@@ -1,11 +1,14 @@
 //! Runs cells in interleaved rounds after warm-ups (A B C D, B C D A, ...) and keeps the
 //! results document current after every run. With adaptive rounds, a cell whose comparisons
-//! are settled leaves the rotation; the others go on to the maximum.
+//! are settled leaves the rotation; the others go on to the maximum, or until the next round
+//! would end after the plan's deadline (a time budget).
+
+use std::time::Instant;
 
 use super::executor::{Executor, RunError};
 use super::matrix::CellSpec;
 use super::tally::{Event, Tally};
-use crate::results::{AdaptiveRounds, Cell, CellStatus, RoundsStop};
+use crate::results::{AdaptiveRounds, Cell, CellStatus, RoundsStop, StopCause};
 
 /// Rounds and warm-ups.
 #[derive(Debug, Clone, Copy)]
@@ -17,6 +20,9 @@ pub struct Plan {
     pub max_rounds: usize,
     /// Warm-up runs per cell, discarded.
     pub warmups: usize,
+    /// With adaptive rounds: no round past the minimum starts unless the one before, as long
+    /// again, would end by then (a time budget's share); None for no deadline.
+    pub deadline: Option<Instant>,
     /// How many times a contaminated run (the machine interfered) is repeated in its round.
     pub repeats: usize,
     /// Derives a cell's summary from its runs after each measured run (the analysis's rule,
@@ -36,10 +42,10 @@ impl Plan {
     }
 }
 
-/// Whether each cell's comparisons are settled, given every cell of the batch: Some(why) for
-/// a cell that may stop, None for one that needs more rounds. The analysis's rule, handed to
-/// the runner (it is only asked with adaptive rounds).
-pub type Settle<'a> = dyn FnMut(&[Cell]) -> Vec<Option<String>> + 'a;
+/// Whether each cell's comparisons are settled, given every cell of the batch: Ok(why) for a
+/// cell that may stop, Err(which comparisons are open) for one that needs more rounds. The
+/// analysis's rule, handed to the runner (it is only asked with adaptive rounds).
+pub type Settle<'a> = dyn FnMut(&[Cell]) -> Vec<Result<String, String>> + 'a;
 
 /// A new, empty results cell for a spec.
 pub fn new_cell(spec: &CellSpec) -> Cell {
@@ -102,6 +108,8 @@ pub fn run_interleaved(
         }
     }
     let stopped = |c: &Cell| c.adaptive.as_ref().is_some_and(|a| a.stop.is_some());
+    let mut last_round: Option<std::time::Duration> = None;
+    let mut open: Vec<String> = vec![String::new(); n];
     for step in 0..total {
         let warm = step < plan.warmups;
         let round = step.saturating_sub(plan.warmups);
@@ -111,6 +119,28 @@ pub fn run_interleaved(
         {
             break;
         }
+        let past_deadline = match (plan.deadline, last_round) {
+            (Some(deadline), Some(took)) => Instant::now() + took > deadline,
+            _ => false,
+        };
+        if plan.adaptive() && !warm && round >= plan.rounds && past_deadline {
+            for (i, c) in cells.iter_mut().enumerate() {
+                if c.status != CellStatus::Running || stopped(c) {
+                    continue;
+                }
+                tally.total = tally.total.saturating_sub(plan.max_rounds - round);
+                if let Some(a) = c.adaptive.as_mut() {
+                    a.stop = Some(RoundsStop {
+                        rounds: round,
+                        cause: StopCause::Budget,
+                        reason: format!("the time budget, with open: {}", open[i]),
+                    });
+                }
+            }
+            save(cells)?;
+            break;
+        }
+        let started = Instant::now();
         for i in round_order(n, step) {
             if matches!(cells[i].status, CellStatus::Failed | CellStatus::Skipped)
                 || stopped(&cells[i])
@@ -195,25 +225,31 @@ pub fn run_interleaved(
             }
             save(cells)?;
         }
+        if !warm {
+            last_round = Some(started.elapsed());
+        }
         if plan.adaptive() && !warm && round + 1 >= plan.rounds {
             let last = round + 1 == plan.max_rounds;
             let verdicts = settle(cells);
-            for (c, why) in cells.iter_mut().zip(verdicts) {
+            for ((c, why), open) in cells.iter_mut().zip(verdicts).zip(open.iter_mut()) {
                 if c.status != CellStatus::Running || stopped(c) {
                     continue;
                 }
                 let stop = match why {
-                    Some(reason) => RoundsStop {
+                    Ok(reason) => RoundsStop {
                         rounds: round + 1,
-                        settled: true,
+                        cause: StopCause::Settled,
                         reason,
                     },
-                    None if last => RoundsStop {
+                    Err(which) if last => RoundsStop {
                         rounds: round + 1,
-                        settled: false,
-                        reason: "the maximum: some comparison still open".into(),
+                        cause: StopCause::Maximum,
+                        reason: format!("the maximum, with open: {which}"),
                     },
-                    None => continue,
+                    Err(which) => {
+                        *open = which;
+                        continue;
+                    }
                 };
                 tally.total = tally.total.saturating_sub(plan.max_rounds - (round + 1));
                 if let Some(a) = c.adaptive.as_mut() {
@@ -340,6 +376,7 @@ pub(crate) mod tests {
             rounds: 3,
             max_rounds: 3,
             warmups: 1,
+            deadline: None,
             repeats: 2,
             derive: crate::analysis::summary::derive_cell,
         };
@@ -385,6 +422,7 @@ pub(crate) mod tests {
             rounds: 3,
             max_rounds: 3,
             warmups: 1,
+            deadline: None,
             repeats: 2,
             derive: crate::analysis::summary::derive_cell,
         };
@@ -486,7 +524,7 @@ pub(crate) mod tests {
     /// the executor's calls, the cells and the final tally.
     fn run_adaptive(
         variants: &[&str],
-        (rounds, max_rounds): (usize, usize),
+        (rounds, max_rounds, deadline): (usize, usize, Option<Instant>),
         settle: &mut Settle<'_>,
     ) -> (MockExecutor, Vec<Cell>, Tally) {
         let specs: Vec<CellSpec> = variants.iter().map(|v| spec(v)).collect();
@@ -499,6 +537,7 @@ pub(crate) mod tests {
             rounds,
             max_rounds,
             warmups: 1,
+            deadline,
             repeats: 0,
             derive: crate::analysis::summary::derive_cell,
         };
@@ -525,13 +564,17 @@ pub(crate) mod tests {
     fn adaptive_rounds_stop_each_cell_when_settled_and_the_rest_at_the_maximum() {
         // "a" settles after 4 rounds, "b" after 5, "c" never: checked from round 3 to 6.
         let mut checks = Vec::new();
-        let (exec, cells, tally) = run_adaptive(&["a", "b", "c"], (3, 6), &mut |cells| {
+        let (exec, cells, tally) = run_adaptive(&["a", "b", "c"], (3, 6, None), &mut |cells| {
             checks.push(cells.iter().map(|c| c.runs.len()).collect::<Vec<_>>());
             cells
                 .iter()
                 .map(|c| {
                     let due = if c.variant == "a" { 4 } else { 5 };
-                    (c.variant != "c" && c.runs.len() >= due).then(|| "different".into())
+                    if c.variant != "c" && c.runs.len() >= due {
+                        Ok("different".into())
+                    } else {
+                        Err("a vs b: not significant".into())
+                    }
                 })
                 .collect()
         });
@@ -539,14 +582,15 @@ pub(crate) mod tests {
         assert_eq!(runs, [4, 5, 6]);
         assert_eq!(checks.len(), 4, "after rounds 3, 4, 5 and 6: {checks:?}");
         assert_eq!(tally.done, 3 + 4 + 5 + 6, "warm-ups and measured runs");
-        let stops: Vec<(usize, bool)> = cells
+        let stops: Vec<(usize, StopCause)> = cells
             .iter()
             .map(|c| {
                 let s = c.adaptive.as_ref().unwrap().stop.as_ref().unwrap();
-                (s.rounds, s.settled)
+                (s.rounds, s.cause)
             })
             .collect();
-        assert_eq!(stops, [(4, true), (5, true), (6, false)]);
+        let (settled, max) = (StopCause::Settled, StopCause::Maximum);
+        assert_eq!(stops, [(4, settled), (5, settled), (6, max)]);
         assert!(cells.iter().all(|c| c.status == CellStatus::Ok));
         let last_round: Vec<&str> = exec
             .calls
@@ -559,8 +603,8 @@ pub(crate) mod tests {
 
     #[test]
     fn adaptive_rounds_end_early_when_every_cell_is_settled() {
-        let (exec, cells, tally) = run_adaptive(&["a", "b"], (4, 10), &mut |cells| {
-            vec![Some("equal within noise".into()); cells.len()]
+        let (exec, cells, tally) = run_adaptive(&["a", "b"], (4, 10, None), &mut |cells| {
+            vec![Ok("equal within noise".into()); cells.len()]
         });
         assert_eq!(
             exec.calls.len(),
@@ -571,5 +615,30 @@ pub(crate) mod tests {
         let a = cells[0].adaptive.as_ref().unwrap();
         assert_eq!((a.min_rounds, a.max_rounds), (4, 10));
         assert_eq!(a.stop.as_ref().unwrap().reason, "equal within noise");
+    }
+
+    #[test]
+    fn a_deadline_stops_open_cells_after_the_minimum_and_names_what_was_open() {
+        let open = |cells: &[Cell]| vec![Err("a vs b: not significant".into()); cells.len()];
+        let past = Some(Instant::now());
+        let (exec, cells, tally) = run_adaptive(&["a", "b"], (2, 6, past), &mut { open });
+        assert_eq!(
+            exec.calls.len(),
+            2 + 4,
+            "the warm-up and the minimum run anyway"
+        );
+        assert_eq!(tally.done, 6);
+        let stop = cells[0].adaptive.as_ref().unwrap().stop.clone().unwrap();
+        assert_eq!((stop.rounds, stop.cause), (2, StopCause::Budget));
+        assert!(
+            stop.reason.contains("a vs b: not significant"),
+            "{}",
+            stop.reason
+        );
+        let later = Some(Instant::now() + std::time::Duration::from_secs(3600));
+        let (exec, cells, _) = run_adaptive(&["a", "b"], (2, 6, later), &mut { open });
+        assert_eq!(exec.calls.len(), 2 + 12, "room for every round");
+        let stop = cells[1].adaptive.as_ref().unwrap().stop.clone().unwrap();
+        assert_eq!(stop.cause, StopCause::Maximum);
     }
 }

@@ -41,17 +41,6 @@ fn median_wall_s(doc: &Results) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// Seconds as a short duration: `42 s`, `3.5 min`, `1.2 h`.
-fn duration(s: f64) -> String {
-    if s < 90.0 {
-        format!("{s:.0} s")
-    } else if s < 5400.0 {
-        format!("{:.1} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
-}
-
 /// Prints the plan to stdout.
 pub fn print(args: &RunArgs, plan: &RunPlan) {
     let source = earlier_results(args);
@@ -60,6 +49,7 @@ pub fn print(args: &RunArgs, plan: &RunPlan) {
         .unwrap_or_default();
     println!("asynclab: dry run: nothing started, no results folder made");
     let (mut total_runs, mut total_s, mut unknown_runs) = (0, 0.0, 0);
+    let mut minimum_s = 0.0;
     for s in &plan.scenarios {
         let runs = s.plan.runs(s.specs.len());
         total_runs += runs;
@@ -84,7 +74,10 @@ pub fn print(args: &RunArgs, plan: &RunPlan) {
             let each = known.get(&c.id);
             let per_cell = s.plan.warmups + s.plan.max_rounds;
             match each {
-                Some(w) => s_est += w * per_cell as f64,
+                Some(w) => {
+                    s_est += w * per_cell as f64;
+                    minimum_s += w * (s.plan.warmups + s.plan.rounds) as f64;
+                }
                 None => s_unknown += per_cell,
             }
             let est = each.map_or("unknown".to_string(), |w| format!("~{w:.2} s a run"));
@@ -98,9 +91,12 @@ pub fn print(args: &RunArgs, plan: &RunPlan) {
         let est = if s_unknown == runs {
             "unknown".to_string()
         } else if s_unknown > 0 {
-            format!("at least {} ({s_unknown} runs unknown)", duration(s_est))
+            format!(
+                "at least {} ({s_unknown} runs unknown)",
+                crate::format::duration_s(s_est)
+            )
         } else {
-            format!("~{}", duration(s_est))
+            format!("~{}", crate::format::duration_s(s_est))
         };
         println!("  time: {est}");
         total_s += s_est;
@@ -117,11 +113,33 @@ pub fn print(args: &RunArgs, plan: &RunPlan) {
             source.display()
         )
     } else if unknown_runs > 0 {
-        format!("at least {} ({basis})", duration(total_s))
+        format!("at least {} ({basis})", crate::format::duration_s(total_s))
     } else {
-        format!("~{} ({basis})", duration(total_s))
+        format!("~{} ({basis})", crate::format::duration_s(total_s))
     };
     println!("\ntotal: {total_runs} runs, before repeats of contaminated runs; time: {est}");
+    if let Some(b) = args.budget {
+        let b = b.0.as_secs_f64();
+        let fits = if unknown_runs == total_runs {
+            "the minimum rounds' time is unknown".to_string()
+        } else if minimum_s > b {
+            format!(
+                "the minimum rounds alone take {}{}: they run anyway, and no round past them",
+                if unknown_runs > 0 { "at least " } else { "~" },
+                crate::format::duration_s(minimum_s)
+            )
+        } else {
+            format!(
+                "the minimum rounds take {}{}, leaving the rest for rounds past them where comparisons are open",
+                if unknown_runs > 0 { "at least " } else { "~" },
+                crate::format::duration_s(minimum_s)
+            )
+        };
+        println!(
+            "budget: {} from the services' start; {fits}",
+            crate::format::duration_s(b)
+        );
+    }
     println!(
         "\nthe resolved study (save it as a file and pass --study to run the same):\n\n{}",
         resolve::resolved(args, plan).to_toml()

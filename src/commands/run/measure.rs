@@ -63,6 +63,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
             noise_threshold: Some(args.noise_threshold()),
             alpha: Some(args.alpha()),
             adaptive: adaptive_rounds(args, plan),
+            budget_s: args.budget.map(|b| b.0.as_secs_f64()),
             interference: Some(crate::results::InterferencePolicy {
                 max_foreign_cores: args.max_foreign_cores(),
                 floor_s: interference::FOREIGN_FLOOR_S,
@@ -153,7 +154,11 @@ pub fn measure(
     services: &Services,
     header: Results,
     dir: &Path,
+    clock: std::time::Instant,
 ) -> (Measured, anyhow::Result<()>) {
+    let deadlines = args
+        .budget
+        .map(|b| super::budget::deadlines(plan, b, clock));
     let mut exec = ProcessExecutor {
         harness: plan.harness.clone(),
         server_logs: dir.join("server-logs"),
@@ -178,7 +183,11 @@ pub fn measure(
     };
     let outcome = (|| -> anyhow::Result<()> {
         let auto = args.rates == Some(sweep::Rates::Auto);
-        for planned in &plan.scenarios {
+        for (k, planned) in plan.scenarios.iter().enumerate() {
+            let scenario_plan = crate::runner::scheduler::Plan {
+                deadline: deadlines.as_ref().map(|d| d[k]),
+                ..planned.plan
+            };
             let mut batches = sweep::Batches::new(planned.specs.clone(), auto);
             let mut first = true;
             while let Some(specs) = batches.next_batch(&measured, &Knees) {
@@ -199,7 +208,7 @@ pub fn measure(
                 };
                 let r = run_interleaved(
                     &specs,
-                    planned.plan,
+                    scenario_plan,
                     &mut exec,
                     &mut cells,
                     &mut save,

@@ -17,6 +17,7 @@ use crate::runner::matrix::ParamOverride;
 use crate::services::postgres::PgBackend;
 use crate::study::{Study, StudyPlan};
 
+pub mod budget;
 pub mod dry_run;
 pub mod measure;
 pub mod placement;
@@ -64,6 +65,12 @@ pub struct RunArgs {
     /// (docs/method.md). A scenario with at least this many rounds keeps them fixed.
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<usize>,
+    /// A time budget for the run, from the services' start: every cell runs its minimum rounds,
+    /// then adaptive rounds (up to --max-rounds, default 10) go on only while the scenario's
+    /// share of the budget has room for another round; the report says which comparisons it
+    /// left open. E.g. 10m, 90s, 1h30m.
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<budget::Budget>,
     /// Warm-up runs per cell before the first round (default: the scenario's `warmups`, else 1).
     #[arg(long, short = 'w')]
     pub warmups: Option<usize>,
@@ -178,6 +185,12 @@ impl RunArgs {
         self.alpha.unwrap_or(crate::stats::ALPHA)
     }
 
+    /// `--max-rounds`, else the budget's default when `--budget` is given.
+    pub fn max_rounds(&self) -> Option<usize> {
+        self.max_rounds
+            .or(self.budget.map(|_| budget::DEFAULT_MAX_ROUNDS))
+    }
+
     /// `--repeats`, else the default.
     pub fn repeats(&self) -> usize {
         self.repeats
@@ -241,6 +254,8 @@ pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
             swept
         );
     }
+    // The budget's clock starts with the services.
+    let clock = std::time::Instant::now();
     // Guards that stop the services on return, error or Ctrl-C.
     let services = services::start(&plan, args.pg(), args.pg_image(), args.strict)?;
     interrupt::check()?;
@@ -278,6 +293,7 @@ pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
         .collect();
     eprintln!("asynclab: writing results to {}", dir.display());
     write::mark_latest(&dir);
-    let (measured, outcome) = measure::measure(args, &plan, &services, results.clone(), &dir);
+    let (measured, outcome) =
+        measure::measure(args, &plan, &services, results.clone(), &dir, clock);
     write::finish(args, &plan, results, measured, outcome, &dir)
 }

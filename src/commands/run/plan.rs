@@ -143,8 +143,9 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
             );
             Plan {
                 rounds,
-                max_rounds: args.max_rounds.unwrap_or(rounds).max(rounds),
+                max_rounds: args.max_rounds().unwrap_or(rounds).max(rounds),
                 warmups,
+                deadline: None,
                 repeats: args.repeats(),
                 derive: crate::analysis::summary::derive_cell,
             }

@@ -186,6 +186,10 @@ pub fn apply(study: &Study, source: &str, cli: &RunArgs) -> Result<RunArgs, Usag
     if args.max_rounds.is_none() {
         args.max_rounds = study.max_rounds;
     }
+    if args.budget.is_none() {
+        // Study::parse has checked it.
+        args.budget = study.budget.as_deref().and_then(|b| b.parse().ok());
+    }
     for (name, p) in &study.plans {
         let p = StudyPlan {
             rounds: p.rounds.filter(|_| !cli_rounds),
@@ -278,6 +282,7 @@ pub fn resolved(args: &RunArgs, plan: &RunPlan) -> Study {
         pg_image: Some(args.pg_image().to_string()),
         rounds,
         max_rounds: args.max_rounds,
+        budget: args.budget.map(|b| format!("{}s", b.0.as_secs_f64())),
         warmups,
         plans,
         quick: Some(args.quick),
