@@ -9,7 +9,8 @@
 //!   arguments, its flag checks and its `execute` ([`commands::run`] in stages: plan, start
 //!   services, measure, write).
 //! - [`catalogue`]: workloads/catalogue.toml; [`results`]: the results document and its one
-//!   loader; [`error`]: usage errors naming the flag and the fix; [`study`]: study files and
+//!   loader; [`error`]: usage errors naming the flag and the fix; [`budget`]: `--budget`'s
+//!   durations; [`study`]: study files and
 //!   the resolved study each results.json embeds (what `rerun` runs again); [`toml_input`]: the
 //!   key path and line of a fault in either.
 //! - [`runner`]: matrix, interleaving scheduler, process executor, sampler, rate sweeps;
@@ -32,6 +33,7 @@
 
 pub mod affinity;
 pub mod analysis;
+pub mod budget;
 pub mod catalogue;
 pub mod chart;
 pub mod cli;

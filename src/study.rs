@@ -234,7 +234,7 @@ impl Study {
             ));
         }
         if let Some(b) = &self.budget {
-            b.parse::<crate::commands::run::budget::Budget>()
+            b.parse::<crate::budget::Budget>()
                 .map_err(|why| bad(source, "budget", &why, hint("budget")))?;
         }
         if let Some(m) = self.max_foreign_cores {
@@ -326,7 +326,10 @@ mod tests {
     fn errors_name_the_file_and_the_key() {
         for (text, want) in [
             ("rounds = \"two\"", "rounds"),
-            ("budget = \"ten minutes\"", "budget: \"ten minutes\" is not a duration"),
+            (
+                "budget = \"ten minutes\"",
+                "budget: \"ten minutes\" is not a duration",
+            ),
             ("roundz = 2", "line 1: roundz: unknown field"),
             ("scenarios = \"io_http\"", "scenarios"),
             (

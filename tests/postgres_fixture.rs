@@ -309,11 +309,18 @@ fn orphaned_cluster_dirs_are_removed_by_the_next_start() {
         .unwrap()
         .keep();
     std::fs::create_dir(running.join("data")).unwrap();
-    let mut stand_in = Command::new("sleep")
-        .arg("120")
-        .current_dir(running.join("data"))
-        .spawn()
-        .unwrap();
+    let mut stand_in = Command::new("sleep");
+    stand_in.arg("120").current_dir(running.join("data"));
+    // A job a non-interactive shell put in the background ignores SIGINT, and its children
+    // inherit that; a real postmaster handles SIGINT, so the stand-in must not ignore it.
+    // SAFETY: signal(2) only, between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut stand_in, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut stand_in = stand_in.spawn().unwrap();
     std::fs::write(
         running.join("data/postmaster.pid"),
         format!("{}\n{}\n", stand_in.id(), running.join("data").display()),
