@@ -154,19 +154,7 @@ fn every_page_of_the_book_is_in_its_table_of_contents() {
 /// `results.json` of a findings folder, unpacked into `into` (the large ones are committed
 /// as `results.json.xz`).
 fn findings_document(dir: &Path, into: &Path) {
-    let plain = dir.join("results.json");
-    let packed = dir.join("results.json.xz");
-    if plain.exists() {
-        std::fs::copy(&plain, into.join("results.json")).unwrap();
-    } else {
-        let out = std::process::Command::new("xz")
-            .arg("-dc")
-            .arg(&packed)
-            .output()
-            .unwrap_or_else(|e| panic!("xz -dc {}: {e}; install xz-utils", packed.display()));
-        assert!(out.status.success(), "xz -dc {} failed", packed.display());
-        std::fs::write(into.join("results.json"), out.stdout).unwrap();
-    }
+    std::fs::write(into.join("results.json"), common::findings_json(dir)).unwrap();
 }
 
 #[test]

@@ -20,14 +20,8 @@ const RULE: Rule = Rule {
 /// Every clean run's throughput over its cell's median, pooled over the closed-loop cells of
 /// the committed full run.
 fn noise() -> Vec<f64> {
-    let packed = common::root().join("docs/findings/core/results.json.xz");
-    let out = std::process::Command::new("xz")
-        .arg("-dc")
-        .arg(&packed)
-        .output()
-        .unwrap_or_else(|e| panic!("xz -dc {}: {e}; install xz-utils", packed.display()));
-    assert!(out.status.success(), "xz -dc {} failed", packed.display());
-    let doc: Results = serde_json::from_slice(&out.stdout).unwrap();
+    let json = common::findings_json(&common::root().join("docs/findings/core"));
+    let doc: Results = serde_json::from_slice(&json).unwrap();
     let mut pool = Vec::new();
     for c in &doc.cells {
         if asynclab::catalogue::offered_rate(&c.params).is_some() {

@@ -64,3 +64,20 @@ pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
         .map(|e| format!("{} at {}", e, e.instance_path))
         .collect()
 }
+
+/// The text of a findings folder's `results.json`, unpacked when it is committed as
+/// `results.json.xz` (the large ones).
+pub fn findings_json(dir: &std::path::Path) -> Vec<u8> {
+    let plain = dir.join("results.json");
+    if plain.exists() {
+        return std::fs::read(&plain).unwrap();
+    }
+    let packed = dir.join("results.json.xz");
+    let out = std::process::Command::new("xz")
+        .arg("-dc")
+        .arg(&packed)
+        .output()
+        .unwrap_or_else(|e| panic!("xz -dc {}: {e}; install xz-utils", packed.display()));
+    assert!(out.status.success(), "xz -dc {} failed", packed.display());
+    out.stdout
+}
