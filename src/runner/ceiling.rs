@@ -1,6 +1,9 @@
 //! The ceiling beside a scenario's cells: a Rust reference client (src/reference/) run with the
 //! load of each setting (every variant's cells with the same parameters), through the same
-//! delay line, on the workers' CPUs, once per round after the scenario's interleaved rounds.
+//! delay line, on the workers' CPUs, after the scenario's interleaved rounds (so the services are
+//! warm: no warm-up run), up to once per round: a setting stops at two runs once its runs have
+//! taken [`REFERENCE_TIME`] (its spread is small; a sequential client at a 100 ms delay spends
+//! 5 s a run, most of a quick io_http run's time, on a figure that moved 0.12% over five).
 //!
 //! A scenario asks for it with `ceiling = "postgres"` (tokio-postgres: db.py's requests of
 //! `queries_per_request` point selects) or `ceiling = "http"` (reqwest: io_http.py's GETs of
@@ -127,14 +130,13 @@ impl CeilingPlan {
     }
 }
 
-/// Runs every plan `warmups` times unmeasured, then `rounds` times, plans interleaved within
-/// each round; a plan whose run fails keeps the failure and runs no more.
-pub fn measure(
-    plans: &[CeilingPlan],
-    routes: &Routes,
-    warmups: usize,
-    rounds: usize,
-) -> Vec<CeilingRecord> {
+/// The reference runs' time after which a setting with two runs has enough.
+pub const REFERENCE_TIME: std::time::Duration = std::time::Duration::from_secs(8);
+
+/// Runs every plan up to `rounds` times, plans interleaved within each round; a plan stops at
+/// two runs once they took [`REFERENCE_TIME`], and a plan whose run fails keeps the failure and
+/// runs no more.
+pub fn measure(plans: &[CeilingPlan], routes: &Routes, rounds: usize) -> Vec<CeilingRecord> {
     let mut records: Vec<CeilingRecord> = plans
         .iter()
         .map(|p| CeilingRecord {
@@ -146,14 +148,13 @@ pub fn measure(
             failure: None,
         })
         .collect();
-    for round in 0..warmups + rounds {
+    for _ in 0..rounds {
         for (plan, record) in plans.iter().zip(records.iter_mut()) {
-            if record.failure.is_some() || crate::interrupt::check().is_err() {
+            if record.failure.is_some() || crate::interrupt::check().is_err() || enough(record) {
                 continue;
             }
             match plan.run_once(routes) {
-                Ok(run) if round >= warmups => record.runs.push(run),
-                Ok(_) => {}
+                Ok(run) => record.runs.push(run),
                 Err(e) => record.failure = Some(format!("{e:#}")),
             }
         }
@@ -163,4 +164,10 @@ pub fn measure(
         r.throughput_per_s = (!t.is_empty()).then(|| crate::stats::summarize(&t));
     }
     records
+}
+
+/// Whether a setting's reference runs suffice: two or more that took [`REFERENCE_TIME`].
+fn enough(record: &CeilingRecord) -> bool {
+    let spent: f64 = record.runs.iter().map(|r| r.wall_s).sum();
+    record.runs.len() >= 2 && spent >= REFERENCE_TIME.as_secs_f64()
 }

@@ -226,18 +226,13 @@ pub fn measure(
             );
             if !refs.is_empty() {
                 eprintln!(
-                    "asynclab: {}: the Rust reference client ({}) at {} setting(s), {} round(s)",
+                    "asynclab: {}: the Rust reference client ({}) at {} setting(s), up to {} round(s)",
                     planned.scenario.name,
                     refs[0].client(),
                     refs.len(),
                     planned.plan.rounds
                 );
-                let records = ceiling::measure(
-                    &refs,
-                    &services.routes,
-                    planned.plan.warmups,
-                    planned.plan.rounds,
-                );
+                let records = ceiling::measure(&refs, &services.routes, planned.plan.rounds);
                 ceilings.extend(records);
                 interrupt::check()?;
                 let mut doc = header.clone();
