@@ -327,6 +327,7 @@ fn a_time_budget_holds_and_stops_what_it_cannot_settle() {
         "took {took:.1} s on a {budget} s budget"
     );
     let r = results(&dir);
+    assert!(schema_errors(&r).is_empty(), "{:#?}", schema_errors(&r));
     assert_eq!(r["method"]["budget_s"], 15.0);
     for c in r["cells"].as_array().unwrap() {
         let stop = &c["adaptive"]["stop"];
