@@ -88,13 +88,31 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
 }
 
 /// The adaptive rounds' rule in words, when any scenario of the plan has them.
+/// With scenarios of other rounds, the rule is the first adaptive scenario's, followed by every
+/// scenario's own least and most rounds.
 fn adaptive_rounds(args: &RunArgs, plan: &RunPlan) -> Option<String> {
     let p = plan.scenarios.iter().find(|s| s.plan.adaptive())?.plan;
     let looks = crate::stats::Looks {
         min: p.rounds,
         max: p.max_rounds,
     };
-    Some(looks.describe(args.alpha()))
+    let own: Vec<String> = plan
+        .scenarios
+        .iter()
+        .filter(|s| (s.plan.rounds, s.plan.max_rounds) != (p.rounds, p.max_rounds))
+        .map(|s| {
+            format!(
+                "{} {} to {}",
+                s.scenario.name, s.plan.rounds, s.plan.max_rounds
+            )
+        })
+        .collect();
+    let rule = looks.describe(args.alpha());
+    Some(if own.is_empty() {
+        rule
+    } else {
+        format!("{rule} (other scenarios' rounds: {})", own.join(", "))
+    })
 }
 
 /// What the results document records of a scenario: its title, its question and the baseline
