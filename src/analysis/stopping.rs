@@ -155,8 +155,19 @@ pub struct StopCounts {
     pub at_max: usize,
     /// Cells the time budget stopped with a comparison still open.
     pub by_budget: usize,
-    /// Mean measured rounds over both.
+    /// Mean measured rounds over all of them.
     pub mean_rounds: f64,
+    /// The most rounds any of them could run.
+    pub max_rounds: usize,
+}
+
+/// `rounds` of a run's plan as a count: "5", or "5 to 10 (adaptive)" when its cells ran
+/// adaptive rounds.
+pub fn rounds_text(rounds: usize, cells: &[Cell]) -> String {
+    match counts(cells) {
+        Some(c) if c.max_rounds > rounds => format!("{rounds} to {} (adaptive)", c.max_rounds),
+        _ => rounds.to_string(),
+    }
 }
 
 /// How the adaptive cells of `cells` stopped; None when none had adaptive rounds.
@@ -179,6 +190,11 @@ pub fn counts(cells: &[Cell]) -> Option<StopCounts> {
             .filter(|s| s.cause == StopCause::Budget)
             .count(),
         mean_rounds: stops.iter().map(|s| s.rounds as f64).sum::<f64>() / stops.len() as f64,
+        max_rounds: cells
+            .iter()
+            .filter_map(|c| Some(c.adaptive.as_ref()?.max_rounds))
+            .max()
+            .unwrap_or(0),
     })
 }
 

@@ -295,7 +295,7 @@ pub fn caveats(r: &Report) -> Vec<String> {
     let (m, e) = (&res.method, &res.env);
     let mut items = vec![format!(
         "Rounds: {} after {} warm-up(s){}.",
-        m.rounds,
+        crate::analysis::stopping::rounds_text(m.rounds, &res.cells),
         m.warmups,
         if m.quick { " (`--quick`)" } else { "" }
     )];

@@ -13,7 +13,7 @@ fn intro(r: &Report) -> Vec<Block> {
     let m = &r.results.method;
     let mut out = vec![Block::Para(format!(
         "{} rounds after {} warm-up(s), cells interleaved in rotating order, each run a fresh process; medians with min–max over rounds. Ratios are of median throughput with a bootstrap 95% interval paired by round; significance by a two-sided Mann–Whitney U test at α = {}, {}.",
-        m.rounds,
+        crate::analysis::stopping::rounds_text(m.rounds, &r.results.cells),
         m.warmups,
         r.rule.alpha,
         r.rule.band_text("the interval")
