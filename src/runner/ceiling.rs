@@ -2,8 +2,8 @@
 //! load of each setting (every variant's cells with the same parameters), through the same
 //! delay line, on the workers' CPUs, after the scenario's interleaved rounds (so the services are
 //! warm: no warm-up run), up to once per round: a setting stops at two runs once its runs have
-//! taken [`REFERENCE_TIME`] (its spread is small; a sequential client at a 100 ms delay spends
-//! 5 s a run, most of a quick io_http run's time, on a figure that moved 0.12% over five).
+//! taken [`REFERENCE_TIME`]: a Rust client's closed-loop throughput barely moves between runs,
+//! while a slow setting's runs can take most of a scenario's time (docs/delay-line.md).
 //!
 //! A scenario asks for it with `ceiling = "postgres"` (tokio-postgres: db.py's requests of
 //! `queries_per_request` point selects) or `ceiling = "http"` (reqwest: io_http.py's GETs of
