@@ -640,6 +640,26 @@ pub fn offered_rate(params: &BTreeMap<String, serde_json::Value>) -> Option<f64>
         .filter(|r| *r > 0.0)
 }
 
+/// The parameter of a `loadgen` cell that holds idle keep-alive connections before its timed
+/// trickle.
+pub const HOLD_PARAM: &str = "hold";
+
+/// The idle connections a cell held open (`hold` > 0), if any.
+pub fn held_connections(params: &BTreeMap<String, serde_json::Value>) -> Option<u64> {
+    params
+        .get(HOLD_PARAM)
+        .and_then(serde_json::Value::as_f64)
+        .filter(|n| *n > 0.0)
+        .map(|n| n as u64)
+}
+
+/// A cell's offered rate as a point of a load sweep: open loop, and not the trickle across a
+/// held-connections cell's idle connections (a schedule too, but never a load to find a knee
+/// in).
+pub fn sweep_rate(params: &BTreeMap<String, serde_json::Value>) -> Option<f64> {
+    offered_rate(params).filter(|_| held_connections(params).is_none())
+}
+
 /// Cells measuring the same thing at different rates share this key: scenario, variant,
 /// interpreter and every parameter but the rate (as canonical JSON, keys sorted).
 pub type SweepKey = (String, String, String, String);

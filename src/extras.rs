@@ -53,6 +53,10 @@ pub struct Extras {
     /// The load generator of a `loadgen` cell: what it cost, to show it was not the bottleneck.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ClientFigures>,
+    /// Held connections of a `loadgen` cell with `hold`: how many the server kept open and
+    /// what they cost it in memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<HeldFigures>,
     /// Everything else the worker reported, by key, kept as it came.
     #[serde(flatten)]
     pub other: BTreeMap<String, Value>,
@@ -101,6 +105,34 @@ pub struct ClientFigures {
     pub cpu_share: f64,
     /// The largest gap between a request's send and its intended start, ms.
     pub max_start_lag_ms: f64,
+}
+
+/// Idle keep-alive connections held open to a service under test before its timed trickle
+/// (`extra.held`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeldFigures {
+    /// Connections asked for.
+    pub asked: u64,
+    /// Connections whose first request failed (refused, reset, wrong or no answer in time).
+    pub failed: u64,
+    /// The first failures' messages.
+    #[serde(default)]
+    pub error_samples: Vec<String>,
+    /// Seconds opening them took.
+    pub open_s: f64,
+    /// Seconds they were then held idle before memory was read.
+    pub idle_s: f64,
+    /// Connections the server still held after the idle time.
+    pub open_after_idle: u64,
+    /// Connections the server still held after the timed trickle.
+    pub open_at_end: u64,
+    /// The server tree's summed RSS before opening, MiB (median of readings).
+    pub rss_before_mib: f64,
+    /// The same after the idle time, MiB.
+    pub rss_after_mib: f64,
+    /// (after − before) over the connections held after the idle time, KiB; None when the
+    /// server held none.
+    pub kib_per_connection: Option<f64>,
 }
 
 /// What a worker reported under `rows`.

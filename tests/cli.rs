@@ -47,6 +47,22 @@ fn missing_interpreter_says_how_to_get_it() {
 }
 
 #[test]
+fn more_held_connections_than_the_machine_allows_are_refused_before_the_run() {
+    // More than any machine's local ports: refused before anything starts, with the fix.
+    one_line_error(
+        &[
+            "run",
+            "--scenario",
+            "connections",
+            "--param",
+            "hold=10000000",
+            "--dry-run",
+        ],
+        &["scenario connections", "hold = 10000000", "hold fewer"],
+    );
+}
+
+#[test]
 fn zero_rounds_is_refused() {
     one_line_error(
         &["run", "--scenario", "io_http", "--rounds", "0"],

@@ -227,6 +227,18 @@ fn fully_populated() -> Results {
             cpu_share: 0.1,
             max_start_lag_ms: 0.4,
         }),
+        held: Some(asynclab::extras::HeldFigures {
+            asked: 1000,
+            failed: 1,
+            error_samples: vec!["timeout".into()],
+            open_s: 0.3,
+            idle_s: 1.0,
+            open_after_idle: 999,
+            open_at_end: 998,
+            rss_before_mib: 40.0,
+            rss_after_mib: 47.5,
+            kib_per_connection: Some(7.7),
+        }),
         other: other(),
     };
     let summary = cell.summary.as_mut().unwrap();

@@ -10,6 +10,7 @@ pub mod comparison;
 pub mod contrasts;
 pub mod cost;
 pub mod decision;
+pub mod held;
 pub mod like_for_like;
 pub mod measured;
 pub mod network;
@@ -56,6 +57,9 @@ pub struct Report<'a> {
     pub ceilings: Vec<network::CeilingRow>,
     /// Services under test: what each server cost beside what it served.
     pub services: Vec<services::ServiceRow>,
+    /// Services under test that held idle connections: how many, memory per connection and
+    /// the trickle's p99 while they were held.
+    pub held: Vec<held::HeldRow>,
     /// Services under test: the best sync server against the best async one along the round
     /// trip (or the upstream's delay), and where the lead changes kind.
     pub service_crossovers: Vec<services::KindCrossover>,
@@ -131,6 +135,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
         network: network::analyze(&results.cells, &decisions, &results.ceilings),
         ceilings: network::ceiling_rows(&results.cells, &results.ceilings),
         services: services::rows(&all_cells),
+        held: held::rows(&all_cells),
         service_crossovers: services::kind_crossovers(&all_cells, rule),
         decisions,
         machine_speed,

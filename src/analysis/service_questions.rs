@@ -9,10 +9,14 @@
 //! * **Strict p99**: by each round's p99. Where open-loop sweeps exist, corrected p99 at the
 //!   slowest variant's knee (a load every variant carried, [`super::like_for_like`]); else
 //!   closed-loop p99, each server at its own throughput, said so in the metric.
+//! * **High concurrency (1,000+ held connections)**: settings that held at least
+//!   [`HELD_MANY`] idle keep-alive connections, by the server's RSS per held connection,
+//!   among the servers that held every one of them to the end of every run.
 
 use serde_json::Value;
 
 use super::comparison::{self, Comparison, Rule};
+use super::held::{self, run_p99};
 use super::like_for_like::LikeForLike;
 use super::measured::MeasuredRuns;
 use super::services::server_kind;
@@ -22,6 +26,8 @@ use crate::stats;
 
 /// Fewest connections that count as high concurrency.
 pub const HIGH_CONCURRENCY: f64 = 100.0;
+/// Fewest held idle connections that count as many.
+pub const HELD_MANY: u64 = 1000;
 
 /// A question of the decision framework about services.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +38,8 @@ pub enum Question {
     StrictP99,
     /// A database on the same host (no network round trip).
     LocalhostDatabase,
+    /// Many idle keep-alive connections held at once.
+    HeldConnections,
 }
 
 impl Question {
@@ -41,6 +49,7 @@ impl Question {
             Question::HighConcurrencyIo => FrameworkRow::HighConcurrencyIo,
             Question::StrictP99 => FrameworkRow::StrictP99,
             Question::LocalhostDatabase => FrameworkRow::LocalhostDatabase,
+            Question::HeldConnections => FrameworkRow::HighConcurrencyIo,
         }
     }
 
@@ -77,16 +86,6 @@ impl ServiceAnswer {
     pub fn leader(&self) -> Option<&'static str> {
         super::services::leading_kind(self.async_advantage.as_ref())
     }
-}
-
-/// A run's p99 of its main latency set, ms.
-fn run_p99(r: &RunRecord) -> f64 {
-    let mut v = r.latencies_ms.clone();
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    stats::percentiles_sorted(&v, &[99.0])[0]
 }
 
 /// Median over a cell's measured runs of a figure.
@@ -258,7 +257,55 @@ pub fn answers(all: &[&Cell], like_for_like: &[LikeForLike], rule: Rule) -> Vec<
     out.extend(by_throughput(Question::LocalhostDatabase, &|c| {
         endpoint(c) == Some("db") && param_f64(c, "rtt_ms").unwrap_or(0.0) == 0.0
     }));
+    out.extend(held_answers(&usable, rule));
     out
+}
+
+/// The held-connections question per setting that held [`HELD_MANY`] or more: the servers
+/// that held them all, by RSS per held connection (lower is better).
+fn held_answers(usable: &[&Cell], rule: Rule) -> Vec<ServiceAnswer> {
+    let held: Vec<(&Cell, held::HeldRow)> = usable
+        .iter()
+        .copied()
+        .filter(|c| crate::catalogue::held_connections(&c.params).is_some_and(|n| n >= HELD_MANY))
+        .filter_map(|c| held::rows(&[c]).pop().map(|r| (c, r)))
+        .collect();
+    let mut settings: Vec<(&str, &str, &str)> = Vec::new();
+    for (c, _) in &held {
+        let key = (c.scenario.as_str(), c.python.as_str(), c.group.as_str());
+        if !settings.contains(&key) {
+            settings.push(key);
+        }
+    }
+    settings
+        .iter()
+        .filter_map(|&(scenario, python, group)| {
+            let all: Vec<&(&Cell, held::HeldRow)> = held
+                .iter()
+                .filter(|(c, _)| c.scenario == scenario && c.python == python && c.group == group)
+                .collect();
+            let kept: Vec<&Cell> = all
+                .iter()
+                .filter(|(_, r)| r.held_all())
+                .map(|(c, _)| *c)
+                .collect();
+            let asked = all.first()?.1.asked;
+            answer(
+                Question::HeldConnections,
+                &kept,
+                group,
+                format!(
+                    "server RSS per held idle connection, KiB; {} of {} servers held all {}",
+                    kept.len(),
+                    all.len(),
+                    crate::format::rate(asked as f64)
+                ),
+                held::kib_per_connection,
+                true,
+                rule,
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

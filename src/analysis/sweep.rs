@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-pub use crate::catalogue::{offered_rate, sweep_key, SweepKey, RATE_PARAM};
+pub use crate::catalogue::{offered_rate, sweep_key, sweep_rate, SweepKey, RATE_PARAM};
 use crate::results::{Cell, CellStatus, Knee, Sweep, SweepPoint};
 use crate::stats::median;
 
@@ -135,14 +135,14 @@ fn server_delay_ms(cell: &Cell) -> Option<f64> {
         .filter(|d| waits && *d > 0.0)
 }
 
-/// The sweeps in a set of cells, in first-seen order (skipped cells, closed-loop cells and
-/// sweeps with no measured cell at all are left out; one open-loop cell is a sweep of one
+/// The sweeps in a set of cells, in first-seen order (skipped cells, closed-loop cells,
+/// held-connections cells and sweeps with no measured cell at all are left out; one open-loop cell is a sweep of one
 /// point).
 pub fn analyze(cells: &[Cell]) -> Vec<Sweep> {
     let mut keys: Vec<SweepKey> = Vec::new();
     let mut groups: BTreeMap<SweepKey, Vec<&Cell>> = BTreeMap::new();
     for c in cells {
-        if c.status == CellStatus::Skipped || offered_rate(&c.params).is_none() {
+        if c.status == CellStatus::Skipped || sweep_rate(&c.params).is_none() {
             continue;
         }
         let key = sweep_key(&c.scenario, &c.variant, &c.python, &c.params);
@@ -159,7 +159,7 @@ pub fn analyze(cells: &[Cell]) -> Vec<Sweep> {
                 .iter()
                 .map(|c| {
                     let failed = c.status == CellStatus::Failed || c.summary.is_none();
-                    (point(c, offered_rate(&c.params).unwrap_or(0.0)), failed)
+                    (point(c, sweep_rate(&c.params).unwrap_or(0.0)), failed)
                 })
                 .collect();
             points.sort_by(|a, b| a.0.offered_rate_per_s.total_cmp(&b.0.offered_rate_per_s));

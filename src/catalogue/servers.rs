@@ -83,6 +83,11 @@ pub struct Server {
     /// `upstream_pool` overrides it); default: one per thread.
     #[serde(default)]
     pub upstream_pool: Option<Count>,
+    /// Arguments appended when the scenario sets `keep_alive_s` (how long an idle keep-alive
+    /// connection is kept), `{keep_alive_s}` filled in; empty: the server has no such setting
+    /// (gunicorn's sync workers close every connection after its answer).
+    #[serde(default)]
+    pub keep_alive: Vec<String>,
     /// The catalogue file it came from, for messages; `None`: the built-in one.
     #[serde(skip)]
     pub catalogue: Option<std::path::PathBuf>,
@@ -98,6 +103,21 @@ fn one() -> Count {
 
 /// The placeholders a command may hold.
 pub const PLACEHOLDERS: [&str; 4] = ["{python}", "{port}", "{workers}", "{threads}"];
+/// The placeholder of the `keep_alive` arguments.
+pub const KEEP_ALIVE: &str = "{keep_alive_s}";
+
+/// The placeholders in `arg`, each with its braces.
+fn placeholders(arg: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = arg;
+    while let Some(i) = rest.find('{') {
+        let tail = &rest[i..];
+        let end = tail.find('}').map_or(tail.len(), |e| e + 1);
+        found.push(&tail[..end]);
+        rest = &tail[end..];
+    }
+    found
+}
 
 impl Server {
     /// Checks what parsing cannot: a command, its placeholders, rules that parse.
@@ -120,21 +140,28 @@ impl Server {
                 self.name
             );
         }
-        for a in &self.command {
-            let mut rest = a.as_str();
-            while let Some(i) = rest.find('{') {
-                let tail = &rest[i..];
-                let end = tail.find('}').map_or(tail.len(), |e| e + 1);
-                if !PLACEHOLDERS.contains(&&tail[..end]) {
-                    anyhow::bail!(
-                        "server {}: unknown placeholder {} in its command; known: {}",
-                        self.name,
-                        &tail[..end],
-                        PLACEHOLDERS.join(" ")
-                    );
-                }
-                rest = &tail[end..];
+        for p in self.command.iter().flat_map(|a| placeholders(a)) {
+            if !PLACEHOLDERS.contains(&p) {
+                anyhow::bail!(
+                    "server {}: unknown placeholder {p} in its command; known: {}",
+                    self.name,
+                    PLACEHOLDERS.join(" ")
+                );
             }
+        }
+        for p in self.keep_alive.iter().flat_map(|a| placeholders(a)) {
+            if p != KEEP_ALIVE {
+                anyhow::bail!(
+                    "server {}: unknown placeholder {p} in its keep_alive arguments; the one known: {KEEP_ALIVE}",
+                    self.name
+                );
+            }
+        }
+        if !self.keep_alive.is_empty() && !self.keep_alive.iter().any(|a| a.contains(KEEP_ALIVE)) {
+            anyhow::bail!(
+                "server {}: keep_alive never says {KEEP_ALIVE}; give the arguments that set its idle keep-alive timeout, e.g. [\"--keep-alive\", \"{KEEP_ALIVE}\"]",
+                self.name
+            );
         }
         for (what, c) in [
             ("workers", &self.workers),
@@ -155,9 +182,18 @@ impl Server {
         Ok(())
     }
 
-    /// The command with its placeholders filled.
-    pub fn argv(&self, python: &str, port: u16, workers: usize, threads: usize) -> Vec<String> {
-        self.command
+    /// The command with its placeholders filled, and its `keep_alive` arguments when
+    /// `keep_alive_s` is given.
+    pub fn argv(
+        &self,
+        python: &str,
+        port: u16,
+        workers: usize,
+        threads: usize,
+        keep_alive_s: Option<u64>,
+    ) -> Vec<String> {
+        let mut argv: Vec<String> = self
+            .command
             .iter()
             .map(|a| {
                 a.replace("{python}", python)
@@ -165,7 +201,15 @@ impl Server {
                     .replace("{workers}", &workers.to_string())
                     .replace("{threads}", &threads.to_string())
             })
-            .collect()
+            .collect();
+        if let Some(s) = keep_alive_s {
+            argv.extend(
+                self.keep_alive
+                    .iter()
+                    .map(|a| a.replace(KEEP_ALIVE, &s.to_string())),
+            );
+        }
+        argv
     }
 }
 
@@ -196,6 +240,7 @@ mod tests {
             threads: one(),
             db_pool: one(),
             upstream_pool: None,
+            keep_alive: Vec::new(),
             catalogue: None,
         }
     }
@@ -205,9 +250,28 @@ mod tests {
         let ok = server(&["{python}", "app.py", "{port}"], Count::Fixed(1));
         assert!(ok.check().is_ok());
         assert_eq!(
-            ok.argv("/py", 80, 3, 2),
+            ok.argv("/py", 80, 3, 2, Some(60)),
             ["/py", "app.py", "80"].map(String::from)
         );
+        let kept = Server {
+            keep_alive: vec!["--keep-alive".into(), "{keep_alive_s}".into()],
+            ..ok.clone()
+        };
+        assert!(kept.check().is_ok());
+        assert_eq!(
+            kept.argv("/py", 80, 3, 2, Some(60))[3..],
+            ["--keep-alive", "60"]
+        );
+        assert_eq!(kept.argv("/py", 80, 3, 2, None).len(), 3);
+        let no_value = Server {
+            keep_alive: vec!["--keep-alive".into()],
+            ..ok.clone()
+        };
+        assert!(no_value
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("{keep_alive_s}"));
         let err = |s: Server| s.check().unwrap_err().to_string();
         assert!(err(server(&["{python}", "app.py"], Count::Fixed(1))).contains("{port}"));
         assert!(err(server(&["{python}", "{prot}", "{port}"], Count::Fixed(1))).contains("{prot}"));

@@ -17,6 +17,7 @@
 pub mod bars;
 pub mod frame;
 pub mod grouped;
+pub mod held;
 pub mod latency;
 pub mod load_sweep;
 pub mod memory;
@@ -69,6 +70,7 @@ pub fn registry() -> Vec<Box<dyn Chart>> {
         Box::new(grouped::Grouped),
         Box::new(load_sweep::LoadSweep),
         Box::new(network_sweep::NetworkSweepChart),
+        Box::new(held::HeldChart),
         Box::new(ops::Ops),
     ]
 }

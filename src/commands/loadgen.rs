@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use crate::catalogue::servers::Count;
 use crate::catalogue::Server;
-use crate::loadgen::{self, Endpoint, Load};
+use crate::loadgen::{self, hold, Endpoint, Load};
 use crate::services::under_test::{self, Launch, RunningServer};
 
 /// How long a server may take to answer its first `GET /plain`.
@@ -68,6 +68,14 @@ struct Cell {
     threads: usize,
     db_pool: usize,
     upstream_pool: usize,
+    /// Keep-alive connections to open and hold idle before the timed trickle; 0: none.
+    hold: usize,
+    /// How long they are held idle before the server's memory is read.
+    hold_idle: Duration,
+    /// How long opening them may take in all.
+    open_within: Duration,
+    /// The server's idle keep-alive timeout, when the cell sets it.
+    keep_alive_s: Option<u64>,
 }
 
 fn num(p: &Map<String, Value>, key: &str, default: f64) -> anyhow::Result<f64> {
@@ -131,10 +139,24 @@ impl Cell {
             ),
             total => total / workers,
         };
+        let hold = num(p, "hold", 0.0)? as usize;
+        let rate_per_s = num(p, "rate_per_s", 0.0)?;
+        if hold > 0 && rate_per_s <= 0.0 {
+            anyhow::bail!(
+                "parameter hold = {hold} needs rate_per_s > 0: the open-loop trickle sent across the held connections"
+            );
+        }
         Ok(Cell {
             endpoint,
             connections: (num(p, "connections", 10.0)? as usize).max(1),
-            rate_per_s: num(p, "rate_per_s", 0.0)?,
+            rate_per_s,
+            hold,
+            hold_idle: Duration::from_secs_f64(num(p, "hold_s", 1.0)?),
+            open_within: Duration::from_secs_f64(num(p, "open_within_s", 30.0)?.max(0.1)),
+            keep_alive_s: match num(p, "keep_alive_s", 0.0)?.ceil() as u64 {
+                0 => None,
+                s => Some(s),
+            },
             duration: Duration::from_secs_f64(num(p, "duration_s", 5.0)?.max(0.1)),
             warmup: Duration::from_secs_f64(num(p, "warmup_s", 1.0)?),
             timeout: Duration::from_secs_f64(num(p, "request_timeout_s", 10.0)?.max(0.1)),
@@ -263,6 +285,7 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
             port,
             cell.workers,
             cell.threads,
+            cell.keep_alive_s,
         ),
         dir: args.dir.clone(),
         env,
@@ -303,6 +326,20 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
             );
         }
     }
+    let (held_figures, held) = if cell.hold > 0 {
+        let (figures, senders) = hold(&rt, &load, &cell, &mut running)?;
+        (Some(figures), Some(senders))
+    } else {
+        (None, None)
+    };
+    // The trickle goes across the held connections, request i on connection i mod hold.
+    let load = match &held {
+        Some(_) => Load {
+            connections: cell.hold,
+            ..load
+        },
+        None => load,
+    };
     ctl.send(&json!({"event": "ready", "pid": std::process::id()}))?;
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
@@ -314,9 +351,13 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
     let client_before = own_cpu_s();
     let memory = MemoryWatch::start(running.pid());
     let start = Instant::now();
-    let out = rt.block_on(loadgen::run(&load));
+    let (out, senders) = match held {
+        Some(senders) => rt.block_on(loadgen::run_over(&load, senders)),
+        None => (rt.block_on(loadgen::run(&load)), Vec::new()),
+    };
     let inside = start.elapsed();
     ctl.send(&json!({"event": "done"}))?;
+    let open_at_end = hold::open_count(&senders);
     let server_cpu_s = tree_cpu(&running) - cpu_before;
     let client_cpu_s = own_cpu_s() - client_before;
     let mem = memory.stop();
@@ -352,6 +393,10 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
         },
         "achieved_rate_per_s": out.achieved_rate_per_s(&load),
     });
+    if let Some(mut figures) = held_figures {
+        figures["open_at_end"] = open_at_end.into();
+        extra["held"] = figures;
+    }
     let (kind, sets) = if load.rate_per_s > 0.0 {
         let e = extra.as_object_mut().expect("an object");
         e.insert("offered_rate_per_s".into(), load.rate_per_s.into());
@@ -374,8 +419,70 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
         "latency_sets_ms": sets,
         "extra": extra,
     }))?;
+    drop(senders);
     drop(running);
     Ok(())
+}
+
+/// Opens the cell's `hold` connections (each with one answered request), holds them idle for
+/// `hold_s` and reads the server tree's RSS before and after: the held connections as the
+/// trickle will use them, and their figures for `extra.held`.
+fn hold(
+    rt: &tokio::runtime::Runtime,
+    load: &Load,
+    cell: &Cell,
+    running: &mut RunningServer,
+) -> anyhow::Result<(Value, Vec<Option<loadgen::Sender>>)> {
+    let before = settled_rss_mib(rt, running.pid());
+    let opened = rt.block_on(hold::open(load, cell.hold, cell.open_within));
+    rt.block_on(async { tokio::time::sleep(cell.hold_idle).await });
+    let after = settled_rss_mib(rt, running.pid());
+    if let Some(status) = running.exited() {
+        anyhow::bail!(
+            "service {} exited while {} connections were opened to it ({status}); its log: {}",
+            running.name,
+            cell.hold,
+            running.log.display()
+        );
+    }
+    let open = opened.open();
+    let figures = json!({
+        "asked": cell.hold,
+        "failed": opened.failed,
+        "error_samples": opened.error_samples,
+        "open_s": opened.elapsed.as_secs_f64(),
+        "idle_s": cell.hold_idle.as_secs_f64(),
+        "open_after_idle": open,
+        "rss_before_mib": before,
+        "rss_after_mib": after,
+        "kib_per_connection": (open > 0).then(|| (after - before) * 1024.0 / open as f64),
+    });
+    // The trickle sends request i on slot i mod hold: spread it over the opening order.
+    let used = load.scheduled().min(cell.hold);
+    Ok((figures, hold::spread(opened.senders, used)))
+}
+
+/// Readings of the server tree's summed RSS taken to find its level.
+const RSS_READINGS: usize = 5;
+
+/// The median of [`RSS_READINGS`] readings of the tree's summed RSS, MiB, [`MEMORY_EVERY`]
+/// apart, with the runtime driven between them (so connections' tasks see what arrives).
+fn settled_rss_mib(rt: &tokio::runtime::Runtime, root: i32) -> f64 {
+    let v: Vec<f64> = (0..RSS_READINGS)
+        .map(|_| {
+            rt.block_on(async { tokio::time::sleep(MEMORY_EVERY).await });
+            tree_rss_mib(root)
+        })
+        .collect();
+    crate::stats::median(&v)
+}
+
+/// The summed RSS of `root` and its descendants, MiB.
+fn tree_rss_mib(root: i32) -> f64 {
+    crate::procfs::tree(root)
+        .iter()
+        .map(|&p| crate::procfs::status(p, "VmRSS").unwrap_or(0) as f64 / 1024.0)
+        .sum()
 }
 
 /// This process's CPU seconds (user + system).

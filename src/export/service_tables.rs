@@ -4,7 +4,7 @@
 
 use super::markup::{Cell, Section, Table};
 use super::scenario_tables::ratio_cell;
-use crate::analysis::service_questions::ServiceAnswer;
+use crate::analysis::service_questions::{Question, ServiceAnswer, HELD_MANY, HIGH_CONCURRENCY};
 use crate::analysis::services::{finding, KindCrossover, ServiceRow, CLIENT_BUSY_SHARE};
 use crate::format::{num, rate};
 
@@ -38,11 +38,7 @@ pub fn section(rows: &[ServiceRow]) -> Option<Section> {
         t.row([
             r.variant.clone(),
             r.python.clone(),
-            if r.setting.is_empty() {
-                "–".into()
-            } else {
-                r.setting.clone()
-            },
+            super::decision_section::setting_text(&r.setting).into(),
             r.kind.clone(),
             format!("{} × {}", r.workers, r.threads),
             r.db_connections.to_string(),
@@ -108,7 +104,20 @@ pub fn questions_section(answers: &[ServiceAnswer]) -> Option<Section> {
         return None;
     }
     let mut out = Section::new("Service questions", None);
-    out.para(format!("The decision framework's rows about services, answered from this run's services under test. *High-concurrency I/O*: closed-loop settings with {} or more connections on `/db` or `/upstream`, by throughput. *Strict p99*: by each round's p99; where open-loop sweeps ran, the corrected p99 at the slowest variant's knee (a load every server carried), else closed-loop p99, each server at its own throughput. *Localhost database*: closed-loop `/db` settings with no injected round trip, by throughput. At each setting the best sync server meets the best async one on that figure, round by round; *async advantage* above 1 means async is better (higher throughput, or lower p99), with the 95% interval and the verdict of every other table. A kind is named only when its lead is significant. Each row comes from two cells of `results.json`, the ones its scenario, setting, interpreter and servers name.", crate::analysis::service_questions::HIGH_CONCURRENCY));
+    let held = answers
+        .iter()
+        .any(|a| a.question == Question::HeldConnections);
+    let held_text = if held {
+        format!(" *High-concurrency I/O* also from held connections: settings that held {HELD_MANY} or more idle keep-alive connections, by server RSS per held connection among the servers that held them all (lower is better).")
+    } else {
+        String::new()
+    };
+    let lower = if held {
+        "lower p99 or memory"
+    } else {
+        "lower p99"
+    };
+    out.para(format!("The decision framework's rows about services, answered from this run's services under test. *High-concurrency I/O*: closed-loop settings with {HIGH_CONCURRENCY} or more connections on `/db` or `/upstream`, by throughput. *Strict p99*: by each round's p99; where open-loop sweeps ran, the corrected p99 at the slowest variant's knee (a load every server carried), else closed-loop p99, each server at its own throughput. *Localhost database*: closed-loop `/db` settings with no injected round trip, by throughput.{held_text} At each setting the best sync server meets the best async one on that figure, round by round; *async advantage* above 1 means async is better (higher throughput, or {lower}), with the 95% interval and the verdict of every other table. A kind is named only when its lead is significant. Each row comes from two cells of `results.json`, the ones its scenario, setting, interpreter and servers name."));
     let mut t = Table::new([
         "question",
         "scenario",

@@ -19,6 +19,7 @@
 //! millisecond late, where tokio's timer wheel is up to 2 ms late).
 
 pub mod check;
+pub mod hold;
 pub mod selfcheck;
 
 use std::net::SocketAddr;
@@ -141,6 +142,9 @@ impl Outcome {
     }
 }
 
+/// A keep-alive connection's sending half; the connection closes when it is dropped.
+pub type Sender = SendRequest<Empty<Bytes>>;
+
 /// One connection's share.
 #[derive(Default)]
 struct ConnOutcome {
@@ -153,6 +157,8 @@ struct ConnOutcome {
     last_send_ns: u64,
     max_start_lag_ms: f64,
     connects: usize,
+    /// The connection as the share left it (None: never opened, or failed).
+    sender: Option<Sender>,
 }
 
 impl ConnOutcome {
@@ -164,29 +170,46 @@ impl ConnOutcome {
     }
 }
 
-/// Runs `load` on the current tokio runtime and returns what it saw.
+/// Runs `load` on the current tokio runtime over connections it opens, and returns what it saw.
 pub async fn run(load: &Load) -> Outcome {
+    run_over(load, Vec::new()).await.0
+}
+
+/// Runs `load` starting from the connections given (connection `c` of the load starts on
+/// `open[c]`; missing or `None`: opened on its first request) and hands every connection back
+/// as the load left it, so a caller holding them keeps them open.
+pub async fn run_over(load: &Load, open: Vec<Option<Sender>>) -> (Outcome, Vec<Option<Sender>>) {
     let t0 = Instant::now();
+    let n = load.connections.max(1);
+    let mut open = open.into_iter();
     let mut tasks = tokio::task::JoinSet::new();
-    for c in 0..load.connections.max(1) {
+    for c in 0..n {
         let load = load.clone();
-        tasks.spawn(async move { connection(&load, c, t0).await });
+        let start = open.next().flatten();
+        tasks.spawn(async move { (c, connection(&load, c, t0, start).await) });
     }
     let mut out = Outcome::default();
     let mut indexed = Vec::new();
+    let mut senders: Vec<Option<Sender>> = (0..n).map(|_| None).collect();
     while let Some(r) = tasks.join_next().await {
-        let mut c = r.unwrap_or_else(|e| {
-            let mut c = ConnOutcome::default();
-            c.fail(format!("load task failed: {e}"));
-            c
-        });
+        let mut c = match r {
+            Ok((i, mut c)) => {
+                senders[i] = c.sender.take();
+                c
+            }
+            Err(e) => {
+                let mut c = ConnOutcome::default();
+                c.fail(format!("load task failed: {e}"));
+                c
+            }
+        };
         indexed.append(&mut c.samples);
         out.absorb(c);
     }
     out.elapsed = t0.elapsed();
     indexed.sort_by_key(|(i, _)| *i);
     out.samples = indexed.into_iter().map(|(_, s)| s).collect();
-    out
+    (out, senders)
 }
 
 fn ns_since(t0: Instant) -> u64 {
@@ -195,9 +218,9 @@ fn ns_since(t0: Instant) -> u64 {
 
 /// Connection `c`'s requests: its share of the schedule, or back to back until the duration
 /// has passed.
-async fn connection(load: &Load, c: usize, t0: Instant) -> ConnOutcome {
+async fn connection(load: &Load, c: usize, t0: Instant, start: Option<Sender>) -> ConnOutcome {
     let mut out = ConnOutcome::default();
-    let mut sender: Option<SendRequest<Empty<Bytes>>> = None;
+    let mut sender = start;
     let give_up = t0 + 2 * load.duration;
     let n = load.connections.max(1);
     let open = load.rate_per_s > 0.0;
@@ -247,6 +270,7 @@ async fn connection(load: &Load, c: usize, t0: Instant) -> ConnOutcome {
             }
         }
     }
+    out.sender = sender;
     out
 }
 
@@ -254,7 +278,7 @@ async fn connection(load: &Load, c: usize, t0: Instant) -> ConnOutcome {
 /// closed it, counted in `connects`) and checks the answer.
 async fn one_request(
     load: &Load,
-    sender: &mut Option<SendRequest<Empty<Bytes>>>,
+    sender: &mut Option<Sender>,
     connects: &mut usize,
 ) -> Result<(), String> {
     let work = async {
@@ -294,7 +318,7 @@ async fn one_request(
 }
 
 /// Opens a keep-alive HTTP/1.1 connection (TCP_NODELAY), its driver on a task of its own.
-async fn connect(addr: SocketAddr) -> Result<SendRequest<Empty<Bytes>>, String> {
+async fn connect(addr: SocketAddr) -> Result<Sender, String> {
     let stream = tokio::net::TcpStream::connect(addr)
         .await
         .map_err(|e| format!("connect {addr}: {e}"))?;

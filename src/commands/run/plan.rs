@@ -190,6 +190,11 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         for spec in &mut specs {
             spec.cpus = cpus.to_vec();
             if loadgen {
+                let hold = spec.params.get("hold").and_then(|v| v.as_f64());
+                if let Some(n) = hold.filter(|n| *n > 0.0) {
+                    crate::loadgen::hold::check_limits(n as usize)
+                        .map_err(|e| anyhow::anyhow!("scenario {}: {e}", s.name))?;
+                }
                 let server = cat.server(&s.name, &spec.variant)?;
                 spec.server = Some(matrix::ServerUnderTest {
                     server: server.clone(),

@@ -50,6 +50,7 @@ pub fn check(oha: &Path, workloads: &Path, python: &Path) -> anyhow::Result<bool
             port,
             1,
             1,
+            None,
         ),
         dir: std::path::absolute(workloads.join(&server.dir))?,
         env: vec![
