@@ -18,6 +18,7 @@ per_connection_kib is the RSS added over them.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import pathlib
@@ -177,8 +178,13 @@ def main() -> None:
     cpus = {int(c) for c in a.cpus.split(",") if c}
 
     def pin() -> None:
+        # The server dies with this script however it ends (PR_SET_PDEATHSIG = 1).
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
         if cpus:
             os.sched_setaffinity(0, cpus)
+
+    # SIGTERM ends the script through its `finally`, which stops the server's whole group.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     proc = subprocess.Popen(
         argv,

@@ -1,7 +1,8 @@
 //! Held connections, checked against a known answer: the memory per held keep-alive connection
 //! the lab reads for each server (the `connections` scenario at 1,000 connections) agrees
 //! within 10% with scripts/bare_held_connections.py, which starts the same server and holds the
-//! same connections with nothing of the lab's (Python sockets, its own /proc reading).
+//! same connections with nothing of the lab's (Python sockets, its own /proc reading); and the
+//! run leaves no server behind.
 
 mod common;
 
@@ -43,6 +44,11 @@ fn memory_per_held_connection_agrees_with_a_bare_script_for_every_server() {
         .timeout(std::time::Duration::from_secs(600))
         .assert()
         .success();
+    assert_eq!(
+        wait_for_none(std::time::Duration::from_secs(10)),
+        Vec::<i32>::new(),
+        "server processes left behind after the run"
+    );
     let doc = results(&dir);
     assert_eq!(schema_errors(&doc), Vec::<String>::new());
     let python = env_python();

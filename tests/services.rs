@@ -53,42 +53,6 @@ fn run_args(cat: &Path, out: &Path) -> Vec<std::ffi::OsString> {
     args
 }
 
-/// Live processes whose environment names a server-under-test owner (the lab's marker).
-fn servers_left() -> Vec<i32> {
-    let marker = asynclab::services::under_test::OWNER_VAR;
-    let me = std::process::id() as i32;
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| pid != me)
-        .filter(|pid| {
-            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .unwrap_or_default()
-                .rsplit(')')
-                .next()
-                .is_some_and(|s| s.trim_start().starts_with('Z'));
-            !zombie
-                && env
-                    .split(|&b| b == 0)
-                    .any(|kv| kv.starts_with(format!("{marker}=").as_bytes()))
-        })
-        .collect()
-}
-
-/// Waits until no server process is left, up to `limit`; those left.
-fn wait_for_none(limit: Duration) -> Vec<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        let left = servers_left();
-        if left.is_empty() || Instant::now() > deadline {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// The one test of this file that runs servers: the cases share the machine's cores, so they
 /// run in turn.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -152,7 +152,7 @@ impl Cell {
             rate_per_s,
             hold,
             hold_idle: Duration::from_secs_f64(num(p, "hold_s", 1.0)?),
-            open_within: Duration::from_secs_f64(num(p, "open_within_s", 30.0)?.max(0.1)),
+            open_within: Duration::from_secs_f64(num(p, "open_within_s", 20.0)?.max(0.1)),
             keep_alive_s: match num(p, "keep_alive_s", 0.0)?.ceil() as u64 {
                 0 => None,
                 s => Some(s),

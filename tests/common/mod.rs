@@ -81,3 +81,39 @@ pub fn findings_json(dir: &std::path::Path) -> Vec<u8> {
     assert!(out.status.success(), "xz -dc {} failed", packed.display());
     out.stdout
 }
+
+/// Live processes whose environment names a server-under-test owner (the lab's marker).
+pub fn servers_left() -> Vec<i32> {
+    let marker = asynclab::services::under_test::OWNER_VAR;
+    let me = std::process::id() as i32;
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('Z'));
+            !zombie
+                && env
+                    .split(|&b| b == 0)
+                    .any(|kv| kv.starts_with(format!("{marker}=").as_bytes()))
+        })
+        .collect()
+}
+
+/// Waits until no server process is left, up to `limit`; those left.
+pub fn wait_for_none(limit: std::time::Duration) -> Vec<i32> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let left = servers_left();
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
