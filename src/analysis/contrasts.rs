@@ -43,6 +43,25 @@ pub(crate) fn compare(
     }
 }
 
+/// Each contrast's cells among `cells` (one scenario's): every `new` cell with the `base` cell of
+/// the same interpreter and setting, in the contrasts' order, then the cells'.
+pub(crate) fn pairs<'a, 'c>(
+    contrasts: &'c [Contrast],
+    cells: &[&'a Cell],
+) -> Vec<(&'c Contrast, &'a Cell, &'a Cell)> {
+    let mut out = Vec::new();
+    for contrast in contrasts {
+        for &new in cells.iter().filter(|c| c.variant == contrast.new) {
+            if let Some(&base) = cells.iter().find(|c| {
+                c.variant == contrast.base && c.python == new.python && c.group == new.group
+            }) {
+                out.push((contrast, new, base));
+            }
+        }
+    }
+    out
+}
+
 /// Every recorded contrast in every setting, in the document's scenario order, then the
 /// contrasts' order, then the cells' order. Failed cells and cells with errors answer nothing.
 pub fn rows(results: &Results, rule: Rule) -> Vec<ContrastRow> {
@@ -59,22 +78,15 @@ pub fn rows(results: &Results, rule: Rule) -> Vec<ContrastRow> {
             .filter(|c| c.scenario == name)
             .filter(usable)
             .collect();
-        for contrast in &info.contrasts {
-            for new in cells.iter().filter(|c| c.variant == contrast.new) {
-                let Some(base) = cells.iter().find(|c| {
-                    c.variant == contrast.base && c.python == new.python && c.group == new.group
-                }) else {
-                    continue;
-                };
-                out.push(ContrastRow {
-                    scenario: name.clone(),
-                    group: new.group.clone(),
-                    python: new.python.clone(),
-                    contrast: contrast.clone(),
-                    cells: (new.id.clone(), base.id.clone()),
-                    comparison: compare(new, base, contrast.figure, rule),
-                });
-            }
+        for (contrast, new, base) in pairs(&info.contrasts, &cells) {
+            out.push(ContrastRow {
+                scenario: name.clone(),
+                group: new.group.clone(),
+                python: new.python.clone(),
+                contrast: contrast.clone(),
+                cells: (new.id.clone(), base.id.clone()),
+                comparison: compare(new, base, contrast.figure, rule),
+            });
         }
     }
     out

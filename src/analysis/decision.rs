@@ -44,6 +44,34 @@ fn metric(memory: bool) -> impl Fn(&RunRecord) -> f64 {
     }
 }
 
+/// Whether the decision table ranks `c`: its scenario ranks its variants, and it ran closed loop
+/// (open-loop cells send at a fixed rate, so their throughput tracks the offered rate, not the
+/// variant: they belong to the load-sweep table).
+pub(crate) fn ranks(c: &Cell) -> bool {
+    c.decide_by.ranks() && crate::catalogue::offered_rate(&c.params).is_none()
+}
+
+/// `cells` (one setting of one scenario) best first by the median over measured runs of the
+/// figure their scenario ranks by (higher throughput, or lower peak RSS Δ); ties keep their order.
+pub(crate) fn best_first<'a>(cells: &[&'a Cell]) -> Vec<&'a Cell> {
+    let Some(first) = cells.first() else {
+        return Vec::new();
+    };
+    let memory = first.decide_by == DecideBy::Memory;
+    // Higher is better for throughput; for memory, rank by the negated delta.
+    let score = |c: &Cell| {
+        let m = stats::median(&MeasuredRuns::of(c).values(metric(memory)));
+        if memory {
+            -m
+        } else {
+            m
+        }
+    };
+    let mut ranked = cells.to_vec();
+    ranked.sort_by(|a, b| score(b).total_cmp(&score(a)));
+    ranked
+}
+
 /// Computes the table from the measured cells; cells that failed or reported errors are left out.
 pub fn decisions(results: &Results, rule: Rule) -> Vec<Decision> {
     // Rows by scenario name, then setting in the plan's order (the catalogue's matrix order, so
@@ -61,10 +89,7 @@ pub fn decisions(results: &Results, rule: Rule) -> Vec<Decision> {
             && c.summary
                 .as_ref()
                 .is_some_and(|s| s.errors == 0 && s.rounds > 0);
-        // Open-loop cells send at a fixed rate, so their throughput tracks the offered rate,
-        // not the variant: they belong to the load-sweep table, not this one.
-        let open_loop = crate::catalogue::offered_rate(&c.params).is_some();
-        if usable && !open_loop && c.decide_by.ranks() {
+        if usable && ranks(c) {
             let rank = setting_rank[&(c.scenario.as_str(), c.group.as_str())];
             groups
                 .entry((
@@ -84,18 +109,7 @@ pub fn decisions(results: &Results, rule: Rule) -> Vec<Decision> {
             continue;
         }
         let memory = cells[0].decide_by == DecideBy::Memory;
-        // Higher is better for throughput; for memory, rank by the negated delta.
-        let score = |c: &Cell| {
-            let values = MeasuredRuns::of(c).values(metric(memory));
-            let m = stats::median(&values);
-            if memory {
-                -m
-            } else {
-                m
-            }
-        };
-        let mut ranked = cells.clone();
-        ranked.sort_by(|a, b| score(b).total_cmp(&score(a)));
+        let ranked = best_first(&cells);
         let (w, r) = (ranked[0], ranked[1]);
         let (a, b) = paired_rounds(w, r, metric(memory));
         let rule = rule.for_cells(&[w, r]);

@@ -7,11 +7,10 @@
 use std::collections::BTreeMap;
 
 use super::comparison::{self, Comparison, Rule};
-use super::contrasts;
-use super::measured::MeasuredRuns;
 use super::scenario::baseline_for;
-use crate::catalogue::{offered_rate, ContrastFigure, DecideBy};
-use crate::results::{Cell, CellStatus, RunRecord, ScenarioInfo, StopCause};
+use super::{contrasts, decision};
+use crate::catalogue::{ContrastFigure, DecideBy};
+use crate::results::{Cell, CellStatus, ScenarioInfo, StopCause};
 
 /// One comparison between two cells of the batch, by index, and what it is called in words.
 struct Pair {
@@ -27,15 +26,6 @@ fn figure(decide_by: DecideBy) -> ContrastFigure {
         ContrastFigure::Memory
     } else {
         ContrastFigure::Throughput
-    }
-}
-
-/// A run's value of `figure`, higher is better.
-fn score(figure: ContrastFigure) -> impl Fn(&RunRecord) -> f64 {
-    move |r| match figure {
-        ContrastFigure::Memory => -r.peak_rss_delta_mib,
-        ContrastFigure::P99 => -crate::stats::percentile(&r.latencies_ms, 99.0),
-        ContrastFigure::Throughput => r.throughput_per_s,
     }
 }
 
@@ -64,12 +54,10 @@ fn pairs(cells: &[Cell], info: &ScenarioInfo, rule: Rule) -> Vec<Pair> {
             comparison: contrasts::compare(&cells[i], &cells[j], f, rule),
         });
     };
-    // Open-loop cells send at a fixed rate: their throughput is the rate, not the variant's.
-    let ranked = |c: &Cell| c.decide_by.ranks() && offered_rate(&c.params).is_none();
     if let Some(base) = info.baseline.as_deref() {
         for &i in &usable {
             let c = &cells[i];
-            if !ranked(c) {
+            if !decision::ranks(c) {
                 continue;
             }
             if let Some(j) = baseline_for(c, &refs, base).and_then(index) {
@@ -80,33 +68,23 @@ fn pairs(cells: &[Cell], info: &ScenarioInfo, rule: Rule) -> Vec<Pair> {
             }
         }
     }
-    for contrast in &info.contrasts {
-        for &i in usable.iter().filter(|&&i| cells[i].variant == contrast.new) {
-            let new = &cells[i];
-            let base = usable.iter().copied().find(|&j| {
-                let b = &cells[j];
-                b.variant == contrast.base && b.python == new.python && b.group == new.group
-            });
-            if let Some(j) = base {
-                let what = format!("{} vs {}", contrast.new, contrast.base);
-                push(i, j, what, contrast.figure);
-            }
+    for (contrast, new, base) in contrasts::pairs(&info.contrasts, &refs) {
+        if let (Some(i), Some(j)) = (index(new), index(base)) {
+            let what = format!("{} vs {}", contrast.new, contrast.base);
+            push(i, j, what, contrast.figure);
         }
     }
     // The decision table's winner against its runner-up, in each setting.
-    let mut settings: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
-    for &i in usable.iter().filter(|&&i| ranked(&cells[i])) {
-        let c = &cells[i];
-        settings.entry((&c.group, &c.python)).or_default().push(i);
+    let mut settings: BTreeMap<(&str, &str), Vec<&Cell>> = BTreeMap::new();
+    for &c in refs.iter().filter(|c| decision::ranks(c)) {
+        settings.entry((&c.group, &c.python)).or_default().push(c);
     }
     for members in settings.values() {
-        let f = figure(cells[members[0]].decide_by);
-        let median = |i: usize| crate::stats::median(&MeasuredRuns::of(&cells[i]).values(score(f)));
-        let mut by_score = members.clone();
-        by_score.sort_by(|&a, &b| median(b).total_cmp(&median(a)));
-        if let [w, r, ..] = by_score[..] {
-            let what = format!("{} vs {}", cells[w].variant, cells[r].variant);
-            push(w, r, what, f);
+        if let [w, r, ..] = decision::best_first(members)[..] {
+            if let (Some(i), Some(j)) = (index(w), index(r)) {
+                let what = format!("{} vs {}", w.variant, r.variant);
+                push(i, j, what, figure(w.decide_by));
+            }
         }
     }
     out
