@@ -75,6 +75,11 @@ impl Chart for Memory {
     }
 
     fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
-        per_scenario(report, |s| render(report, s))
+        per_scenario(report, |s| {
+            if super::held_study(report, &s.name) {
+                return None;
+            }
+            render(report, s)
+        })
     }
 }

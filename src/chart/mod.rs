@@ -106,6 +106,13 @@ pub fn ops_of<'r>(report: &'r Report, scenario: &str) -> Option<&'r OpsReport<'r
     report.ops.iter().find(|o| o.scenario == scenario)
 }
 
+/// Whether `scenario`'s cells held idle connections: the `held` chart answers it, and its
+/// throughput (the trickle's schedule) and peak RSS Δ (over the trickle, not the connections)
+/// charts would only mislead.
+pub fn held_study(report: &Report, scenario: &str) -> bool {
+    report.held.iter().any(|r| r.scenario == scenario)
+}
+
 /// A file-name-safe form of a scenario name.
 pub fn slug(s: &str) -> String {
     s.chars()

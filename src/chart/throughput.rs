@@ -17,7 +17,7 @@ impl Chart for Throughput {
     fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
         per_scenario(report, |s| {
             // Per-operation studies get the `ops` chart: their cells' throughput means nothing.
-            if ops_of(report, &s.name).is_some() {
+            if ops_of(report, &s.name).is_some() || super::held_study(report, &s.name) {
                 return None;
             }
             let chart = BarChart {
