@@ -79,12 +79,16 @@ pub struct ServiceAnswer {
     /// How many times better the async server is (above 1: async better, below: sync), paired
     /// by round, with its verdict; None with fewer than two paired rounds.
     pub async_advantage: Option<Comparison>,
+    /// The one kind some server of which qualified for the comparison when no server of the
+    /// other did (held connections: only it held them all); it leads with no ratio to show.
+    pub only_kind: Option<&'static str>,
 }
 
 impl ServiceAnswer {
     /// The kind that leads significantly, or None.
     pub fn leader(&self) -> Option<&'static str> {
-        super::services::leading_kind(self.async_advantage.as_ref())
+        self.only_kind
+            .or_else(|| super::services::leading_kind(self.async_advantage.as_ref()))
     }
 }
 
@@ -139,6 +143,7 @@ fn answer(
         best_async: a.variant.clone(),
         metric,
         async_advantage,
+        only_kind: None,
     })
 }
 
@@ -257,16 +262,18 @@ pub fn answers(all: &[&Cell], like_for_like: &[LikeForLike], rule: Rule) -> Vec<
     out.extend(by_throughput(Question::LocalhostDatabase, &|c| {
         endpoint(c) == Some("db") && param_f64(c, "rtt_ms").unwrap_or(0.0) == 0.0
     }));
-    out.extend(held_answers(&usable, rule));
+    out.extend(held_answers(all, rule));
     out
 }
 
 /// The held-connections question per setting that held [`HELD_MANY`] or more: the servers
-/// that held them all, by RSS per held connection (lower is better).
-fn held_answers(usable: &[&Cell], rule: Rule) -> Vec<ServiceAnswer> {
-    let held: Vec<(&Cell, held::HeldRow)> = usable
+/// that held them all, by RSS per held connection (lower is better). A server whose trickle
+/// failed still counts: what it held is the answer, its trickle's errors are beside it.
+fn held_answers(all: &[&Cell], rule: Rule) -> Vec<ServiceAnswer> {
+    let held: Vec<(&Cell, held::HeldRow)> = all
         .iter()
         .copied()
+        .filter(|c| c.status == CellStatus::Ok && server_kind(c).is_some())
         .filter(|c| crate::catalogue::held_connections(&c.params).is_some_and(|n| n >= HELD_MANY))
         .filter_map(|c| held::rows(&[c]).pop().map(|r| (c, r)))
         .collect();
@@ -290,20 +297,43 @@ fn held_answers(usable: &[&Cell], rule: Rule) -> Vec<ServiceAnswer> {
                 .map(|(c, _)| *c)
                 .collect();
             let asked = all.first()?.1.asked;
-            answer(
-                Question::HeldConnections,
-                &kept,
-                group,
-                format!(
-                    "server RSS per held idle connection, KiB; {} of {} servers held all {}",
-                    kept.len(),
-                    all.len(),
-                    crate::format::rate(asked as f64)
+            let metric = format!(
+                "server RSS per held idle connection, KiB; {} of {} servers held all {}",
+                kept.len(),
+                all.len(),
+                crate::format::rate(asked as f64)
+            );
+            let (s, a) = (
+                best(&kept, "sync", held::kib_per_connection, true),
+                best(&kept, "async", held::kib_per_connection, true),
+            );
+            match (s, a) {
+                // One kind held them all and the other did not: that is the answer.
+                (Some(one), None) | (None, Some(one)) => {
+                    let kind = if s.is_some() { "sync" } else { "async" };
+                    let none = format!("none held all {}", crate::format::rate(asked as f64));
+                    Some(ServiceAnswer {
+                        question: Question::HeldConnections,
+                        scenario: one.scenario.clone(),
+                        python: one.python.clone(),
+                        setting: group.to_string(),
+                        best_sync: s.map_or(none.clone(), |c| c.variant.clone()),
+                        best_async: a.map_or(none, |c| c.variant.clone()),
+                        metric,
+                        async_advantage: None,
+                        only_kind: Some(kind),
+                    })
+                }
+                _ => answer(
+                    Question::HeldConnections,
+                    &kept,
+                    group,
+                    metric,
+                    held::kib_per_connection,
+                    true,
+                    rule,
                 ),
-                held::kib_per_connection,
-                true,
-                rule,
-            )
+            }
         })
         .collect()
 }
@@ -319,6 +349,84 @@ mod tests {
             noise_threshold: 0.03,
             looks: None,
         }
+    }
+
+    /// A cell that held `hold` connections, `held` of them to the end, at `kib` each.
+    fn held_cell(variant: &str, kind: &str, hold: u64, held: u64, kib: f64) -> Cell {
+        let mut c = cell_at(variant, kind, 0.0, 100.0, 2.0);
+        c.params.insert("hold".into(), hold.into());
+        c.params.insert("rate_per_s".into(), 100.into());
+        c.group = format!("hold={hold}");
+        for (i, r) in c.runs.iter_mut().enumerate() {
+            r.extra.held = Some(crate::extras::HeldFigures {
+                asked: hold,
+                failed: hold - held,
+                error_samples: Vec::new(),
+                open_s: 1.0,
+                idle_s: 1.0,
+                open_after_idle: held,
+                open_at_end: held,
+                rss_before_mib: 40.0,
+                rss_after_mib: 40.0 + kib * held as f64 / 1024.0,
+                kib_per_connection: (held > 0).then_some(kib * (1.0 + 0.002 * i as f64)),
+            });
+        }
+        crate::analysis::summary::derive_cell(&mut c);
+        c
+    }
+
+    #[test]
+    fn held_connections_compare_the_servers_that_held_them_all_or_name_the_only_kind_that_did() {
+        let cells = [
+            held_cell("gunicorn_sync", "sync", 1000, 0, 0.0),
+            held_cell("gthread", "sync", 1000, 1000, 3.0),
+            held_cell("uvicorn", "async", 1000, 1000, 8.0),
+            held_cell("gthread", "sync", 10000, 3000, 3.0),
+            held_cell("uvicorn", "async", 10000, 10000, 8.0),
+            {
+                // Its trickle failed too: it still counts among the servers asked.
+                let mut c = held_cell("granian", "sync", 10000, 400, 20.0);
+                c.runs.iter_mut().for_each(|r| r.errors = 5);
+                crate::analysis::summary::derive_cell(&mut c);
+                c
+            },
+            // Below the threshold of many: asked, but not a question.
+            held_cell("gthread", "sync", 100, 100, 10.0),
+            held_cell("uvicorn", "async", 100, 100, 5.0),
+        ];
+        let refs: Vec<&Cell> = cells.iter().collect();
+        let got = answers(&refs, &[], rule());
+        let held: Vec<&ServiceAnswer> = got
+            .iter()
+            .filter(|a| a.question == Question::HeldConnections)
+            .collect();
+        assert_eq!(held.len(), 2, "{got:#?}");
+        // 1,000: both kinds held them all; less memory per connection is better, so sync leads.
+        assert_eq!(held[0].setting, "hold=1000");
+        assert_eq!(
+            (held[0].best_sync.as_str(), held[0].best_async.as_str()),
+            ("gthread", "uvicorn")
+        );
+        let ratio = held[0].async_advantage.as_ref().unwrap().ratio.ratio;
+        assert!((ratio - 3.0 / 8.0).abs() < 0.01, "{ratio}");
+        assert_eq!(held[0].leader(), Some("sync"));
+        assert!(
+            held[0].metric.contains("2 of 3 servers held all 1000"),
+            "{}",
+            held[0].metric
+        );
+        // 10,000: only the async server held them all, which answers it without a ratio.
+        assert_eq!(held[1].setting, "hold=10000");
+        assert_eq!(held[1].best_sync, "none held all 10000");
+        assert!(held[1].async_advantage.is_none());
+        assert!(
+            held[1].metric.contains("1 of 3 servers held all 10000"),
+            "{}",
+            held[1].metric
+        );
+        assert_eq!(held[1].leader(), Some("async"));
+        // Held cells answer no closed-loop question.
+        assert!(got.iter().all(|a| a.question == Question::HeldConnections));
     }
 
     #[test]

@@ -93,15 +93,22 @@ pub fn framework_section(r: &Report) -> Option<Section> {
             ]);
         }
         for a in services {
-            t.row([
-                Cell::from(row.text()),
-                format!(
+            let answer = match a.only_kind {
+                Some(kind) => format!(
+                    "{}: only {kind} servers qualified; {}",
+                    answer_text(a),
+                    a.metric
+                ),
+                None => format!(
                     "{}: async advantage {} on {}",
                     answer_text(a),
                     outcome(a.async_advantage.as_ref()),
                     a.metric
-                )
-                .into(),
+                ),
+            };
+            t.row([
+                Cell::from(row.text()),
+                answer.into(),
                 format!(
                     "{} {} (Python {}): `{}` against `{}`",
                     a.scenario,

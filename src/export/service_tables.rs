@@ -89,6 +89,14 @@ pub fn crossover_sections(xs: &[KindCrossover]) -> Vec<Section> {
         .collect()
 }
 
+/// The async advantage in words: its ratio and verdict, or why there is none.
+pub fn advantage_text(a: &ServiceAnswer) -> String {
+    match a.only_kind {
+        Some(kind) => format!("– (only {kind} servers qualified)"),
+        None => super::scenario_tables::outcome(a.async_advantage.as_ref()),
+    }
+}
+
 /// The answer's kind in words: the significant leader, or why neither leads.
 pub fn answer_text(a: &ServiceAnswer) -> String {
     match (a.leader(), &a.async_advantage) {
@@ -140,7 +148,7 @@ pub fn questions_section(answers: &[ServiceAnswer]) -> Option<Section> {
             a.best_async.clone().into(),
             match &a.async_advantage {
                 Some(c) => ratio_cell(c),
-                None => super::scenario_tables::NO_PAIRS.into(),
+                None => advantage_text(a).into(),
             },
             answer_text(a).into(),
         ]);

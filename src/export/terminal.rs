@@ -108,7 +108,7 @@ pub fn render(r: &Report) -> String {
                 Some(kind) => kind.to_string(),
                 None => "neither kind".into(),
             };
-            let ratio = super::scenario_tables::outcome(a.async_advantage.as_ref());
+            let ratio = super::service_tables::advantage_text(a);
             let _ = writeln!(
                 out,
                 "  {} ({}): {answer} (async advantage {ratio}; {} against {}, {})",
