@@ -653,11 +653,25 @@ pub fn held_connections(params: &BTreeMap<String, serde_json::Value>) -> Option<
         .map(|n| n as u64)
 }
 
-/// A cell's offered rate as a point of a load sweep: open loop, and not the trickle across a
-/// held-connections cell's idle connections (a schedule too, but never a load to find a knee
-/// in).
+/// The parameter of a `loadgen` cell whose server is a WebSocket chat room: the clients that
+/// join it.
+pub const CLIENTS_PARAM: &str = "clients";
+
+/// The WebSocket clients a cell joined to its server's room (`clients` > 0), if any.
+pub fn room_clients(params: &BTreeMap<String, serde_json::Value>) -> Option<u64> {
+    params
+        .get(CLIENTS_PARAM)
+        .and_then(serde_json::Value::as_f64)
+        .filter(|n| *n > 0.0)
+        .map(|n| n as u64)
+}
+
+/// A cell's offered rate as a point of a load sweep: open loop, and neither the trickle across
+/// a held-connections cell's idle connections nor the messages into a room (schedules too,
+/// but never a load to find a knee in).
 pub fn sweep_rate(params: &BTreeMap<String, serde_json::Value>) -> Option<f64> {
-    offered_rate(params).filter(|_| held_connections(params).is_none())
+    offered_rate(params)
+        .filter(|_| held_connections(params).is_none() && room_clients(params).is_none())
 }
 
 /// Cells measuring the same thing at different rates share this key: scenario, variant,

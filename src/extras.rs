@@ -57,6 +57,10 @@ pub struct Extras {
     /// what they cost it in memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<HeldFigures>,
+    /// A WebSocket room of a `loadgen` cell with `clients`: who joined, what it cost the server
+    /// in memory, and how the broadcasts were delivered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<FanoutFigures>,
     /// Everything else the worker reported, by key, kept as it came.
     #[serde(flatten)]
     pub other: BTreeMap<String, Value>,
@@ -133,6 +137,66 @@ pub struct HeldFigures {
     /// (after − before) over the connections held after the idle time, KiB; None when the
     /// server held none.
     pub kib_per_connection: Option<f64>,
+}
+
+/// Three points of a latency distribution over every delivery of a run, ms.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// A WebSocket chat room during one run (`extra.fanout`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FanoutFigures {
+    /// Clients asked to join.
+    pub clients: u64,
+    /// Clients that joined.
+    pub joined: u64,
+    /// Clients whose handshake failed or did not end in time.
+    pub failed: u64,
+    /// The first failures' messages.
+    #[serde(default)]
+    pub error_samples: Vec<String>,
+    /// Seconds joining took.
+    pub join_s: f64,
+    /// Seconds they were then held idle before memory was read.
+    pub idle_s: f64,
+    /// Clients still connected after the idle time.
+    pub in_room_after_idle: u64,
+    /// Clients whose connection had ended by the end of the run.
+    pub closed_at_end: u64,
+    /// The server tree's summed RSS before joining, MiB (median of readings).
+    pub rss_before_mib: f64,
+    /// The same after the idle time, MiB.
+    pub rss_after_mib: f64,
+    /// (after − before) over the clients in the room after the idle time, KiB.
+    pub kib_per_connection: Option<f64>,
+    /// Messages per second sent into the room.
+    pub rate_per_s: f64,
+    /// Messages sent.
+    pub sent: u64,
+    /// Sends that failed or did not end in time.
+    pub send_errors: u64,
+    /// sent × joined: deliveries owed.
+    pub expected: u64,
+    /// Deliveries received.
+    pub delivered: u64,
+    /// expected − delivered: not received within the drain time.
+    pub missing: u64,
+    /// Deliveries over the time from the first send to the last receipt, per second.
+    pub delivered_per_s: f64,
+    /// Over every delivery, from its message's intended send; None when none arrived.
+    pub delivery_ms: Option<Percentiles>,
+    /// Over every delivery, from the server's stamp; None when none arrived.
+    pub from_stamp_ms: Option<Percentiles>,
+    /// Clients whose latencies are the run's `latencies_ms`, spread over the join order.
+    pub sampled_clients: u64,
+    /// The p99 delivery latency the room must stay within, ms.
+    pub bound_ms: f64,
+    /// A deliberate delay in the server's broadcast path, ms.
+    pub broadcast_delay_ms: f64,
 }
 
 /// What a worker reported under `rows`.

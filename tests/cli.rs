@@ -58,7 +58,22 @@ fn more_held_connections_than_the_machine_allows_are_refused_before_the_run() {
             "hold=10000000",
             "--dry-run",
         ],
-        &["scenario connections", "hold = 10000000", "hold fewer"],
+        &["scenario connections", "hold = 10000000", "give fewer"],
+    );
+}
+
+#[test]
+fn a_room_larger_than_the_machine_allows_is_refused_before_the_run() {
+    one_line_error(
+        &[
+            "run",
+            "--scenario",
+            "fanout",
+            "--param",
+            "clients=10000000",
+            "--dry-run",
+        ],
+        &["scenario fanout", "clients = 10000000", "give fewer"],
     );
 }
 

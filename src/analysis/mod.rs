@@ -10,6 +10,7 @@ pub mod comparison;
 pub mod contrasts;
 pub mod cost;
 pub mod decision;
+pub mod fanout;
 pub mod held;
 pub mod like_for_like;
 pub mod measured;
@@ -60,6 +61,8 @@ pub struct Report<'a> {
     /// Services under test that held idle connections: how many, memory per connection and
     /// the trickle's p99 while they were held.
     pub held: Vec<held::HeldRow>,
+    /// WebSocket rooms: who joined, memory per client, delivery latency, whether each kept up.
+    pub fanout: Vec<fanout::FanoutRow>,
     /// Services under test: the best sync server against the best async one along the round
     /// trip (or the upstream's delay), and where the lead changes kind.
     pub service_crossovers: Vec<services::KindCrossover>,
@@ -136,6 +139,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
         ceilings: network::ceiling_rows(&results.cells, &results.ceilings),
         services: services::rows(&all_cells),
         held: held::rows(&all_cells),
+        fanout: fanout::rows(&all_cells),
         service_crossovers: services::kind_crossovers(&all_cells, rule),
         decisions,
         machine_speed,

@@ -12,10 +12,17 @@
 //! * **High concurrency (1,000+ held connections)**: settings that held at least
 //!   [`HELD_MANY`] idle keep-alive connections, by the server's RSS per held connection,
 //!   among the servers that held every one of them to the end of every run.
+//! * **WebSocket / real-time**: each room size of a fan-out scenario, by the p99 delivery
+//!   latency of a broadcast, among the servers whose room kept up
+//!   ([`super::fanout::FanoutRow::keeps_up`]).
+//!
+//! Where a question compares only the servers that qualified (held every connection, kept
+//! up), and only one kind's servers did, that kind answers it, with no ratio.
 
 use serde_json::Value;
 
 use super::comparison::{self, Comparison, Rule};
+use super::fanout;
 use super::held::{self, run_p99};
 use super::like_for_like::LikeForLike;
 use super::measured::MeasuredRuns;
@@ -40,6 +47,8 @@ pub enum Question {
     LocalhostDatabase,
     /// Many idle keep-alive connections held at once.
     HeldConnections,
+    /// Broadcasts to many WebSocket clients at once.
+    Realtime,
 }
 
 impl Question {
@@ -50,6 +59,7 @@ impl Question {
             Question::StrictP99 => FrameworkRow::StrictP99,
             Question::LocalhostDatabase => FrameworkRow::LocalhostDatabase,
             Question::HeldConnections => FrameworkRow::HighConcurrencyIo,
+            Question::Realtime => FrameworkRow::Websocket,
         }
     }
 
@@ -263,6 +273,7 @@ pub fn answers(all: &[&Cell], like_for_like: &[LikeForLike], rule: Rule) -> Vec<
         endpoint(c) == Some("db") && param_f64(c, "rtt_ms").unwrap_or(0.0) == 0.0
     }));
     out.extend(held_answers(all, rule));
+    out.extend(realtime_answers(all, rule));
     out
 }
 
@@ -270,72 +281,121 @@ pub fn answers(all: &[&Cell], like_for_like: &[LikeForLike], rule: Rule) -> Vec<
 /// that held them all, by RSS per held connection (lower is better). A server whose trickle
 /// failed still counts: what it held is the answer, its trickle's errors are beside it.
 fn held_answers(all: &[&Cell], rule: Rule) -> Vec<ServiceAnswer> {
-    let held: Vec<(&Cell, held::HeldRow)> = all
+    let many =
+        |c: &Cell| crate::catalogue::held_connections(&c.params).is_some_and(|n| n >= HELD_MANY);
+    by_setting(all, |c| many(c).then(|| held::rows(&[c]).pop()).flatten())
         .iter()
-        .copied()
-        .filter(|c| c.status == CellStatus::Ok && server_kind(c).is_some())
-        .filter(|c| crate::catalogue::held_connections(&c.params).is_some_and(|n| n >= HELD_MANY))
-        .filter_map(|c| held::rows(&[c]).pop().map(|r| (c, r)))
-        .collect();
-    let mut settings: Vec<(&str, &str, &str)> = Vec::new();
-    for (c, _) in &held {
-        let key = (c.scenario.as_str(), c.python.as_str(), c.group.as_str());
-        if !settings.contains(&key) {
-            settings.push(key);
-        }
-    }
-    settings
-        .iter()
-        .filter_map(|&(scenario, python, group)| {
-            let all: Vec<&(&Cell, held::HeldRow)> = held
-                .iter()
-                .filter(|(c, _)| c.scenario == scenario && c.python == python && c.group == group)
-                .collect();
-            let kept: Vec<&Cell> = all
+        .filter_map(|group| {
+            let (first, row) = group.first()?;
+            let kept: Vec<&Cell> = group
                 .iter()
                 .filter(|(_, r)| r.held_all())
                 .map(|(c, _)| *c)
                 .collect();
-            let asked = all.first()?.1.asked;
+            let asked = crate::format::rate(row.asked as f64);
             let metric = format!(
-                "server RSS per held idle connection, KiB; {} of {} servers held all {}",
+                "server RSS per held idle connection, KiB; {} of {} servers held all {asked}",
                 kept.len(),
-                all.len(),
-                crate::format::rate(asked as f64)
+                group.len(),
             );
-            let (s, a) = (
-                best(&kept, "sync", held::kib_per_connection, true),
-                best(&kept, "async", held::kib_per_connection, true),
-            );
-            match (s, a) {
-                // One kind held them all and the other did not: that is the answer.
-                (Some(one), None) | (None, Some(one)) => {
-                    let kind = if s.is_some() { "sync" } else { "async" };
-                    let none = format!("none held all {}", crate::format::rate(asked as f64));
-                    Some(ServiceAnswer {
-                        question: Question::HeldConnections,
-                        scenario: one.scenario.clone(),
-                        python: one.python.clone(),
-                        setting: group.to_string(),
-                        best_sync: s.map_or(none.clone(), |c| c.variant.clone()),
-                        best_async: a.map_or(none, |c| c.variant.clone()),
-                        metric,
-                        async_advantage: None,
-                        only_kind: Some(kind),
-                    })
-                }
-                _ => answer(
-                    Question::HeldConnections,
-                    &kept,
-                    group,
-                    metric,
-                    held::kib_per_connection,
-                    true,
-                    rule,
-                ),
-            }
+            among_qualified(
+                Question::HeldConnections,
+                &kept,
+                &first.group,
+                metric,
+                held::kib_per_connection,
+                format!("none held all {asked}"),
+                rule,
+            )
         })
         .collect()
+}
+
+/// The WebSocket question per room size: the servers whose room kept up, by the p99 delivery
+/// latency of each run.
+fn realtime_answers(all: &[&Cell], rule: Rule) -> Vec<ServiceAnswer> {
+    by_setting(all, |c| fanout::rows(&[c]).pop())
+        .iter()
+        .filter_map(|group| {
+            let (first, row) = group.first()?;
+            let kept: Vec<&Cell> = group
+                .iter()
+                .filter(|(_, r)| r.keeps_up())
+                .map(|(c, _)| *c)
+                .collect();
+            let metric = format!(
+                "p99 delivery latency of a broadcast, ms, from the intended send; {} of {} servers kept up with {} clients (p99 within {} ms, nothing missing)",
+                kept.len(),
+                group.len(),
+                crate::format::rate(row.clients as f64),
+                crate::format::num(row.bound_ms),
+            );
+            among_qualified(
+                Question::Realtime,
+                &kept,
+                &first.group,
+                metric,
+                fanout::run_delivery_p99,
+                "none kept up".into(),
+                rule,
+            )
+        })
+        .collect()
+}
+
+/// The cells with a server under test that ran to the end, each with its row of `rows_of`
+/// (held connections, rooms), grouped by setting in order of first appearance. A server whose
+/// timed load had errors still counts: what it held or delivered is the answer.
+fn by_setting<'a, R>(
+    all: &[&'a Cell],
+    rows_of: impl Fn(&Cell) -> Option<R>,
+) -> Vec<Vec<(&'a Cell, R)>> {
+    let mut groups: Vec<Vec<(&Cell, R)>> = Vec::new();
+    for &c in all {
+        if c.status != CellStatus::Ok || server_kind(c).is_none() {
+            continue;
+        }
+        let Some(r) = rows_of(c) else { continue };
+        let same =
+            |o: &Cell| o.scenario == c.scenario && o.python == c.python && o.group == c.group;
+        match groups.iter_mut().find(|g| same(g[0].0)) {
+            Some(g) => g.push((c, r)),
+            None => groups.push(vec![(c, r)]),
+        }
+    }
+    groups
+}
+
+/// The answer among the servers that qualified, lower `figure` better: the best sync against
+/// the best async, or, where only one kind's servers qualified, that kind with no ratio;
+/// `none` names a kind with no server that qualified.
+fn among_qualified(
+    question: Question,
+    qualified: &[&Cell],
+    group: &str,
+    metric: String,
+    figure: fn(&RunRecord) -> f64,
+    none: String,
+    rule: Rule,
+) -> Option<ServiceAnswer> {
+    let (s, a) = (
+        best(qualified, "sync", figure, true),
+        best(qualified, "async", figure, true),
+    );
+    match (s, a) {
+        (Some(one), None) | (None, Some(one)) => Some(ServiceAnswer {
+            question,
+            scenario: one.scenario.clone(),
+            python: one.python.clone(),
+            setting: group.to_string(),
+            best_sync: s.map_or(none.clone(), |c| c.variant.clone()),
+            best_async: a.map_or(none, |c| c.variant.clone()),
+            metric,
+            async_advantage: None,
+            only_kind: Some(if s.is_some() { "sync" } else { "async" }),
+        }),
+        _ => answer(question, qualified, group, metric, figure, true, rule),
+    }
 }
 
 #[cfg(test)]
@@ -352,6 +412,92 @@ mod tests {
     }
 
     /// A cell that held `hold` connections, `held` of them to the end, at `kib` each.
+    fn room_cell(variant: &str, kind: &str, clients: u64, p99: f64, missing: u64) -> Cell {
+        let mut c = cell_at(variant, kind, 0.0, 100.0, 2.0);
+        c.params.insert("clients".into(), clients.into());
+        c.params.insert("rate_per_s".into(), 10.into());
+        c.group = format!("clients={clients}");
+        for (i, r) in c.runs.iter_mut().enumerate() {
+            let p99 = p99 * (1.0 + 0.002 * i as f64);
+            r.errors = missing;
+            r.extra.fanout = Some(crate::extras::FanoutFigures {
+                clients,
+                joined: clients,
+                failed: 0,
+                error_samples: Vec::new(),
+                join_s: 1.0,
+                idle_s: 1.0,
+                in_room_after_idle: clients,
+                closed_at_end: 0,
+                rss_before_mib: 30.0,
+                rss_after_mib: 40.0,
+                kib_per_connection: Some(10.0),
+                rate_per_s: 10.0,
+                sent: 50,
+                send_errors: 0,
+                expected: 50 * clients,
+                delivered: 50 * clients - missing,
+                missing,
+                delivered_per_s: 10.0 * clients as f64,
+                delivery_ms: Some(crate::extras::Percentiles {
+                    p50: p99 / 2.0,
+                    p99,
+                    max: p99 * 1.1,
+                }),
+                from_stamp_ms: None,
+                sampled_clients: 100,
+                bound_ms: 100.0,
+                broadcast_delay_ms: 0.0,
+            });
+        }
+        crate::analysis::summary::derive_cell(&mut c);
+        c
+    }
+
+    #[test]
+    fn rooms_compare_the_servers_that_kept_up_or_name_the_only_kind_that_did() {
+        let cells = [
+            room_cell("flask_sock", "sync", 1000, 40.0, 0),
+            room_cell("websockets", "async", 1000, 30.0, 0),
+            room_cell("uvicorn", "async", 1000, 35.0, 0),
+            room_cell("flask_sock", "sync", 10000, 2300.0, 0),
+            // Within the bound but deliveries missing: it did not keep up.
+            room_cell("uvicorn", "async", 10000, 90.0, 7),
+            room_cell("websockets", "async", 10000, 80.0, 0),
+            // Nobody kept up: no answer at this size.
+            room_cell("flask_sock", "sync", 20000, 5000.0, 0),
+            room_cell("websockets", "async", 20000, 900.0, 0),
+        ];
+        let refs: Vec<&Cell> = cells.iter().collect();
+        let got = answers(&refs, &[], rule());
+        assert!(
+            got.iter().all(|a| a.question == Question::Realtime),
+            "{got:#?}"
+        );
+        assert_eq!(got.len(), 2, "{got:#?}");
+        assert_eq!(
+            (got[0].best_sync.as_str(), got[0].best_async.as_str()),
+            ("flask_sock", "websockets")
+        );
+        let ratio = got[0].async_advantage.as_ref().unwrap().ratio.ratio;
+        assert!((ratio - 40.0 / 30.0).abs() < 0.01, "{ratio}");
+        assert_eq!(got[0].leader(), Some("async"));
+        assert!(
+            got[0].metric.contains("3 of 3 servers kept up"),
+            "{}",
+            got[0].metric
+        );
+        assert_eq!(got[1].setting, "clients=10000");
+        assert_eq!(got[1].best_sync, "none kept up");
+        assert_eq!(got[1].best_async, "websockets");
+        assert_eq!(got[1].leader(), Some("async"));
+        assert!(
+            got[1].metric.contains("1 of 3 servers kept up"),
+            "{}",
+            got[1].metric
+        );
+    }
+
     fn held_cell(variant: &str, kind: &str, hold: u64, held: u64, kib: f64) -> Cell {
         let mut c = cell_at(variant, kind, 0.0, 100.0, 2.0);
         c.params.insert("hold".into(), hold.into());

@@ -15,6 +15,7 @@
 //! timestamps, stable ordering, fixed float formatting), so `asynclab report` can be re-run.
 
 pub mod bars;
+pub mod fanout;
 pub mod frame;
 pub mod grouped;
 pub mod held;
@@ -71,6 +72,7 @@ pub fn registry() -> Vec<Box<dyn Chart>> {
         Box::new(load_sweep::LoadSweep),
         Box::new(network_sweep::NetworkSweepChart),
         Box::new(held::HeldChart),
+        Box::new(fanout::FanoutChart),
         Box::new(ops::Ops),
     ]
 }
@@ -106,11 +108,12 @@ pub fn ops_of<'r>(report: &'r Report, scenario: &str) -> Option<&'r OpsReport<'r
     report.ops.iter().find(|o| o.scenario == scenario)
 }
 
-/// Whether `scenario`'s cells held idle connections: the `held` chart answers it, and its
-/// throughput (the trickle's schedule) and peak RSS Δ (over the trickle, not the connections)
-/// charts would only mislead.
+/// Whether `scenario`'s cells held idle connections or joined WebSocket rooms: the `held`
+/// chart answers it, and its throughput (the trickle's or the messages' schedule) and peak RSS
+/// Δ (over the timed load, not the connections) charts would only mislead.
 pub fn held_study(report: &Report, scenario: &str) -> bool {
     report.held.iter().any(|r| r.scenario == scenario)
+        || report.fanout.iter().any(|r| r.scenario == scenario)
 }
 
 /// A file-name-safe form of a scenario name.

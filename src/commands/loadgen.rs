@@ -59,25 +59,33 @@ pub struct LoadgenArgs {
 }
 
 /// The cell's parameters, read with their defaults.
-struct Cell {
-    endpoint: Endpoint,
-    connections: usize,
-    rate_per_s: f64,
-    duration: Duration,
-    warmup: Duration,
-    timeout: Duration,
-    workers: usize,
-    threads: usize,
-    db_pool: usize,
-    upstream_pool: usize,
+pub(crate) struct Cell {
+    pub(crate) endpoint: Endpoint,
+    pub(crate) connections: usize,
+    pub(crate) rate_per_s: f64,
+    pub(crate) duration: Duration,
+    pub(crate) warmup: Duration,
+    pub(crate) timeout: Duration,
+    pub(crate) workers: usize,
+    pub(crate) threads: usize,
+    pub(crate) db_pool: usize,
+    pub(crate) upstream_pool: usize,
     /// Keep-alive connections to open and hold idle before the timed trickle; 0: none.
-    hold: usize,
+    pub(crate) hold: usize,
     /// How long they are held idle before the server's memory is read.
-    hold_idle: Duration,
+    pub(crate) hold_idle: Duration,
     /// How long opening them may take in all.
-    open_within: Duration,
+    pub(crate) open_within: Duration,
     /// The server's idle keep-alive timeout, when the cell sets it.
-    keep_alive_s: Option<u64>,
+    pub(crate) keep_alive_s: Option<u64>,
+    /// WebSocket clients to join to the server's chat room; 0: an HTTP cell.
+    pub(crate) clients: usize,
+    /// The delivery latency a room must keep its p99 within, ms.
+    pub(crate) bound_ms: f64,
+    /// A deliberate delay in the room's broadcast path, ms (the known-answer test's).
+    pub(crate) broadcast_delay_ms: f64,
+    /// How long deliveries are waited for after the last send.
+    pub(crate) drain: Duration,
 }
 
 fn num(p: &Map<String, Value>, key: &str, default: f64) -> anyhow::Result<f64> {
@@ -148,7 +156,17 @@ impl Cell {
                 "parameter hold = {hold} needs rate_per_s > 0: the open-loop trickle sent across the held connections"
             );
         }
+        let clients = num(p, "clients", 0.0)? as usize;
+        if clients > 0 && rate_per_s <= 0.0 {
+            anyhow::bail!(
+                "parameter clients = {clients} needs rate_per_s > 0: the messages per second sent into the room"
+            );
+        }
         Ok(Cell {
+            clients,
+            bound_ms: num(p, "bound_ms", 100.0)?,
+            broadcast_delay_ms: num(p, "broadcast_delay_ms", 0.0)?,
+            drain: Duration::from_secs_f64(num(p, "drain_s", 10.0)?),
             endpoint,
             connections: (num(p, "connections", 10.0)? as usize).max(1),
             rate_per_s,
@@ -193,13 +211,24 @@ fn check_connections(server: &str, total: usize, url: &str) -> anyhow::Result<()
 }
 
 /// One line on the control pipe.
-struct Ctl(std::fs::File);
+pub(crate) struct Ctl(std::fs::File);
 
 impl Ctl {
-    fn send(&mut self, v: &Value) -> std::io::Result<()> {
+    pub(crate) fn send(&mut self, v: &Value) -> std::io::Result<()> {
         let mut line = v.to_string();
         line.push('\n');
         self.0.write_all(line.as_bytes())
+    }
+
+    /// Says `ready` and waits for the runner's `go` on stdin.
+    pub(crate) fn ready_and_wait_for_go(&mut self) -> anyhow::Result<()> {
+        self.send(&json!({"event": "ready", "pid": std::process::id()}))?;
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        if line.trim() != "go" {
+            anyhow::bail!("expected 'go' on stdin, got {:?}", line.trim());
+        }
+        Ok(())
     }
 }
 
@@ -261,6 +290,10 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
     let mut env = vec![
         ("ASYNCLAB_DB_POOL".to_string(), cell.db_pool.to_string()),
         (
+            "ASYNCLAB_BROADCAST_DELAY_MS".to_string(),
+            cell.broadcast_delay_ms.to_string(),
+        ),
+        (
             "ASYNCLAB_UPSTREAM_POOL".to_string(),
             cell.upstream_pool.to_string(),
         ),
@@ -302,6 +335,15 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    if cell.clients > 0 {
+        let room = super::fanout_cell::Setting {
+            server: &server,
+            cell: &cell,
+            cpus: &server_cpus,
+            addr,
+        };
+        return room.run(&rt, &mut running, ctl);
+    }
     let load = Load {
         addr,
         endpoint: cell.endpoint.clone(),
@@ -342,12 +384,7 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
         },
         None => load,
     };
-    ctl.send(&json!({"event": "ready", "pid": std::process::id()}))?;
-    let mut line = String::new();
-    std::io::stdin().lock().read_line(&mut line)?;
-    if line.trim() != "go" {
-        anyhow::bail!("expected 'go' on stdin, got {:?}", line.trim());
-    }
+    ctl.ready_and_wait_for_go()?;
     let tree_cpu = |r: &RunningServer| crate::runner::sampler::tree_runtime_s(r.pid());
     let cpu_before = tree_cpu(&running);
     let client_before = own_cpu_s();
@@ -372,20 +409,7 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
     }
     let attempted = (out.samples.len() + out.errors).max(1) as f64;
     let mut extra = json!({
-        "server": {
-            "name": server.name,
-            "kind": server.kind.name(),
-            "workers": cell.workers,
-            "threads": cell.threads,
-            "db_pool_per_worker": cell.db_pool,
-            "upstream_pool_per_worker": cell.upstream_pool,
-            "cpus": server_cpus,
-            "cpu_s": server_cpu_s,
-            "cpu_ms_per_request": server_cpu_s * 1000.0 / attempted,
-            "rss_mib": mem.peak_tree_mib,
-            "processes": mem.processes,
-            "rss_per_process_mib": mem.per_process_mib,
-        },
+        "server": server_figures(&server, &cell, &server_cpus, server_cpu_s, attempted, &mem),
         "client": {
             "connections": cell.connections,
             "connects": out.connects,
@@ -424,6 +448,32 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
     drop(senders);
     drop(running);
     Ok(())
+}
+
+/// The server's figures of one run (`extra.server`); `attempted`: the requests or messages its
+/// CPU time is divided by.
+pub(crate) fn server_figures(
+    server: &Server,
+    cell: &Cell,
+    cpus: &[usize],
+    cpu_s: f64,
+    attempted: f64,
+    mem: &Memory,
+) -> Value {
+    json!({
+        "name": server.name,
+        "kind": server.kind.name(),
+        "workers": cell.workers,
+        "threads": cell.threads,
+        "db_pool_per_worker": cell.db_pool,
+        "upstream_pool_per_worker": cell.upstream_pool,
+        "cpus": cpus,
+        "cpu_s": cpu_s,
+        "cpu_ms_per_request": cpu_s * 1000.0 / attempted.max(1.0),
+        "rss_mib": mem.peak_tree_mib,
+        "processes": mem.processes,
+        "rss_per_process_mib": mem.per_process_mib,
+    })
 }
 
 /// Opens the cell's `hold` connections (each with one answered request), holds them idle for
@@ -469,7 +519,7 @@ const RSS_READINGS: usize = 5;
 
 /// The median of [`RSS_READINGS`] readings of the tree's summed RSS, MiB, [`MEMORY_EVERY`]
 /// apart, with the runtime driven between them (so connections' tasks see what arrives).
-fn settled_rss_mib(rt: &tokio::runtime::Runtime, root: i32) -> f64 {
+pub(crate) fn settled_rss_mib(rt: &tokio::runtime::Runtime, root: i32) -> f64 {
     let v: Vec<f64> = (0..RSS_READINGS)
         .map(|_| {
             rt.block_on(async { tokio::time::sleep(MEMORY_EVERY).await });
@@ -488,19 +538,19 @@ fn tree_rss_mib(root: i32) -> f64 {
 }
 
 /// This process's CPU seconds (user + system).
-fn own_cpu_s() -> f64 {
+pub(crate) fn own_cpu_s() -> f64 {
     crate::procfs::PidStat::read(std::process::id() as i32).map_or(0.0, |s| s.cpu_s(false))
 }
 
 /// The server tree's memory, read every [`MEMORY_EVERY`] on a thread of its own.
-struct MemoryWatch {
+pub(crate) struct MemoryWatch {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     handle: std::thread::JoinHandle<Memory>,
 }
 
 /// What [`MemoryWatch`] saw.
 #[derive(Default)]
-struct Memory {
+pub(crate) struct Memory {
     /// The largest sum of the tree's RSS at one reading, MiB.
     peak_tree_mib: f64,
     /// Processes in the tree at the last reading.
@@ -510,7 +560,7 @@ struct Memory {
 }
 
 impl MemoryWatch {
-    fn start(root: i32) -> MemoryWatch {
+    pub(crate) fn start(root: i32) -> MemoryWatch {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = stop.clone();
         let handle = std::thread::spawn(move || {
@@ -539,7 +589,7 @@ impl MemoryWatch {
         MemoryWatch { stop, handle }
     }
 
-    fn stop(self) -> Memory {
+    pub(crate) fn stop(self) -> Memory {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         self.handle.join().unwrap_or_default()
     }

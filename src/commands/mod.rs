@@ -6,6 +6,7 @@
 //! |-----------------|--------------------------|
 //! | `run/`          | `asynclab run`: plan → start services → measure → write |
 //! | `rerun.rs`      | `asynclab rerun`: a results.json's study, run again |
+//! | `fanout_cell.rs` | a `loadgen` cell whose server is a WebSocket chat room (`clients`) |
 //! | `loadgen.rs`    | `asynclab loadgen` (hidden): the worker of a `loadgen` cell |
 //! | `list.rs`       | `asynclab list`          |
 //! | `envs.rs`       | `asynclab envs` (and the interpreters `run` uses) |
@@ -33,6 +34,7 @@ pub mod delay_proxy;
 pub mod doctor;
 pub mod envs;
 pub mod export;
+pub mod fanout_cell;
 pub mod list;
 pub mod loadgen;
 pub mod mock_server;

@@ -8,8 +8,13 @@ use crate::stats::Summary;
 
 /// "12.3 [11.9–12.8]": a median with its 95% interval.
 fn median_ci(s: &Summary) -> String {
+    median_ci_or(s, "– (no answer)")
+}
+
+/// "12.3 [11.9–12.8]": a median with its 95% interval; `none` when there is no median.
+pub(super) fn median_ci_or(s: &Summary, none: &str) -> String {
     if s.median.is_nan() {
-        return "– (no answer)".into();
+        return none.into();
     }
     format!(
         "{} [{}–{}]",

@@ -10,6 +10,7 @@ mod answer_tables;
 mod csv;
 mod decision_section;
 pub mod document;
+mod fanout_tables;
 mod held_tables;
 mod html;
 pub mod json;

@@ -142,7 +142,7 @@ pub const SPARE_FILES: u64 = 256;
 /// Refuses `n` held connections this machine cannot give one process: more open files than
 /// the hard limit allows, or more than the loopback's ephemeral ports. One line naming the
 /// limit and the fix.
-pub fn check_limits(n: usize) -> Result<(), String> {
+pub fn check_limits(param: &str, n: usize) -> Result<(), String> {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -156,7 +156,7 @@ pub fn check_limits(n: usize) -> Result<(), String> {
     let need = n as u64 + SPARE_FILES;
     if files != libc::RLIM_INFINITY && need > files {
         return Err(format!(
-            "hold = {n} needs {need} open files and this machine's hard limit is {files}: hold fewer, or raise the limit (`ulimit -Hn {need}` as root, or LimitNOFILE= for a service)"
+            "{param} = {n} needs {need} open files and this machine's hard limit is {files}: give fewer, or raise the limit (`ulimit -Hn {need}` as root, or LimitNOFILE= for a service)"
         ));
     }
     if let Some((low, high)) = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
@@ -169,7 +169,7 @@ pub fn check_limits(n: usize) -> Result<(), String> {
         let ports = high.saturating_sub(low) + 1;
         if n > ports {
             return Err(format!(
-                "hold = {n} connections to one address need {n} local ports and this machine has {ports} ({low}-{high}): hold fewer, or widen net.ipv4.ip_local_port_range"
+                "{param} = {n} connections to one address need {n} local ports and this machine has {ports} ({low}-{high}): give fewer, or widen net.ipv4.ip_local_port_range"
             ));
         }
     }
@@ -194,8 +194,8 @@ mod tests {
 
     #[test]
     fn limits_refuse_what_the_machine_cannot_hold_with_the_fix() {
-        assert_eq!(check_limits(100), Ok(()));
-        let err = check_limits(10_000_000).unwrap_err();
+        assert_eq!(check_limits("hold", 100), Ok(()));
+        let err = check_limits("hold", 10_000_000).unwrap_err();
         assert!(
             err.contains("hold = 10000000") && (err.contains("ulimit") || err.contains("ports")),
             "{err}"

@@ -19,6 +19,7 @@
 //! millisecond late, where tokio's timer wheel is up to 2 ms late).
 
 pub mod check;
+pub mod fanout;
 pub mod hold;
 pub mod selfcheck;
 

@@ -42,6 +42,12 @@ NEEDS = {
     "granian_wsgi": ("granian", "flask", "psycopg_pool", "urllib3"),
     "granian_asgi": ("granian", "uvloop", "starlette", "asyncpg", "aiohttp"),
 }
+# The WebSocket chat rooms (GET /plain and /ws only; test_ws_rooms.py), by catalogue name.
+ROOMS = {
+    "ws_flask_sock": ("gunicorn", "flask", "flask_sock", "simple_websocket"),
+    "ws_uvicorn": ("uvicorn", "uvloop", "httptools", "starlette", "websockets"),
+    "ws_websockets": ("websockets", "uvloop"),
+}
 CATALOGUE = Path(__file__).resolve().parents[1] / "catalogue.toml"
 
 
@@ -97,7 +103,7 @@ class Service:
     """One running server: `get(path)` on a keep-alive connection, `stop()` by SIGTERM."""
 
     def __init__(self, name: str, env: dict[str, str], workers: int = 2, threads: int = 2) -> None:
-        argv, needs = catalogue_servers()[name], NEEDS[name]
+        argv, needs = catalogue_servers()[name], {**NEEDS, **ROOMS}[name]
         missing = [m for m in needs if importlib.util.find_spec(m) is None]
         if missing:
             pytest.skip(f"{name} cannot start on {sys.executable}: no {', '.join(missing)}")

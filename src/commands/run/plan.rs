@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use super::placement::Placement;
 use super::RunArgs;
-use crate::catalogue::{Scenario, Service};
+use crate::catalogue::{
+    held_connections, room_clients, Scenario, Service, CLIENTS_PARAM, HOLD_PARAM,
+};
 use crate::commands::envs::{prepare_pythons, MissingPython};
 use crate::error::UsageError;
 use crate::python::PythonEnv;
@@ -190,10 +192,14 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         for spec in &mut specs {
             spec.cpus = cpus.to_vec();
             if loadgen {
-                let hold = spec.params.get("hold").and_then(|v| v.as_f64());
-                if let Some(n) = hold.filter(|n| *n > 0.0) {
-                    crate::loadgen::hold::check_limits(n as usize)
-                        .map_err(|e| anyhow::anyhow!("scenario {}: {e}", s.name))?;
+                for (param, n) in [
+                    (HOLD_PARAM, held_connections(&spec.params)),
+                    (CLIENTS_PARAM, room_clients(&spec.params)),
+                ] {
+                    if let Some(n) = n {
+                        crate::loadgen::hold::check_limits(param, n as usize)
+                            .map_err(|e| anyhow::anyhow!("scenario {}: {e}", s.name))?;
+                    }
                 }
                 let server = cat.server(&s.name, &spec.variant)?;
                 spec.server = Some(matrix::ServerUnderTest {

@@ -1,0 +1,177 @@
+//! The fan-out form of a `loadgen` cell (parameter `clients` > 0): the server under test is a
+//! WebSocket chat room ([`crate::loadgen::fanout`]). Between start and `ready`, untimed: read
+//! the server tree's RSS, join the clients, hold them idle `hold_s`, read it again (memory per
+//! connection, as for held HTTP connections), then send `warmup_s` of warm-up messages and wait
+//! for their deliveries. Timed, between `go` and `done`: the schedule of messages and the wait
+//! for their deliveries (at most `drain_s` after the last send).
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::loadgen::{own_cpu_s, server_figures, settled_rss_mib, Cell, Ctl, MemoryWatch};
+use crate::catalogue::Server;
+use crate::loadgen::fanout::{self, Room};
+use crate::services::under_test::RunningServer;
+
+/// How long closing the clients may take at the end.
+const LEAVE_WITHIN: Duration = Duration::from_secs(5);
+
+/// One fan-out cell's server, parameters and address.
+pub(crate) struct Setting<'a> {
+    pub(crate) server: &'a Server,
+    pub(crate) cell: &'a Cell,
+    pub(crate) cpus: &'a [usize],
+    pub(crate) addr: SocketAddr,
+}
+
+/// Percentiles of a histogram of µs, in ms (None when it is empty).
+fn percentiles_ms(h: &hdrhistogram::Histogram<u64>) -> Value {
+    if h.is_empty() {
+        return Value::Null;
+    }
+    json!({
+        "p50": h.value_at_quantile(0.50) as f64 / 1000.0,
+        "p99": h.value_at_quantile(0.99) as f64 / 1000.0,
+        "max": h.max() as f64 / 1000.0,
+    })
+}
+
+impl Setting<'_> {
+    fn room(&self) -> Room {
+        Room {
+            addr: self.addr,
+            clients: self.cell.clients,
+            rate_per_s: self.cell.rate_per_s,
+            duration: self.cell.duration,
+            join_within: self.cell.open_within,
+            timeout: self.cell.timeout,
+            drain: self.cell.drain,
+        }
+    }
+
+    /// Runs the cell and sends its result on `ctl`.
+    pub(crate) fn run(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        running: &mut RunningServer,
+        ctl: &mut Ctl,
+    ) -> anyhow::Result<()> {
+        let (server, cell) = (self.server, self.cell);
+        let room = self.room();
+        let before = settled_rss_mib(rt, running.pid());
+        let mut joined = rt.block_on(fanout::join(&room));
+        rt.block_on(async { tokio::time::sleep(cell.hold_idle).await });
+        let after = settled_rss_mib(rt, running.pid());
+        let in_room = joined.joined() as u64 - joined.closed().min(joined.joined() as u64);
+        if let Some(status) = running.exited() {
+            anyhow::bail!(
+                "service {} exited while {} clients joined its room ({status}); its log: {}",
+                server.name,
+                cell.clients,
+                running.log.display()
+            );
+        }
+        if joined.joined() == 0 {
+            anyhow::bail!(
+                "service {}: none of {} clients could join its room at {} (first: {}); its log: {}",
+                server.name,
+                cell.clients,
+                fanout::PATH,
+                joined.error_samples.first().map_or("none", String::as_str),
+                running.log.display()
+            );
+        }
+        if !cell.warmup.is_zero() {
+            let warm = rt.block_on(fanout::send(&room, &mut joined, cell.warmup, true));
+            let expected = warm.sent * joined.joined() as u64;
+            rt.block_on(fanout::drain(&joined, expected, true, room.drain));
+        }
+        ctl.ready_and_wait_for_go()?;
+        let tree_cpu = |r: &RunningServer| crate::runner::sampler::tree_runtime_s(r.pid());
+        let cpu_before = tree_cpu(running);
+        let client_before = own_cpu_s();
+        let memory = MemoryWatch::start(running.pid());
+        let start = Instant::now();
+        let members = joined.joined() as u64;
+        let sent = rt.block_on(fanout::send(&room, &mut joined, room.duration, false));
+        let expected = sent.sent * members;
+        rt.block_on(fanout::drain(&joined, expected, false, room.drain));
+        let inside = start.elapsed();
+        ctl.send(&json!({"event": "done"}))?;
+        let server_cpu_s = tree_cpu(running) - cpu_before;
+        let client_cpu_s = own_cpu_s() - client_before;
+        let mem = memory.stop();
+        let got = fanout::delivered(&joined);
+        let closed = joined.closed();
+        if let Some(status) = running.exited() {
+            anyhow::bail!(
+                "service {} exited under load ({status}); its log: {}",
+                server.name,
+                running.log.display()
+            );
+        }
+        let missing = expected.saturating_sub(got.received);
+        let span_s = (got.last_ns.saturating_sub(sent.t0_ns)) as f64 / 1e9;
+        let mut error_samples = sent.error_samples.clone();
+        if missing > 0 {
+            error_samples.push(format!(
+                "{missing} of {expected} deliveries not received within {:.0} s of the last send",
+                room.drain.as_secs_f64()
+            ));
+        }
+        error_samples.extend(joined.error_samples.iter().take(2).cloned());
+        let extra = json!({
+            "server": server_figures(server, cell, self.cpus, server_cpu_s, sent.sent as f64, &mem),
+            "client": {
+                "connections": members,
+                "connects": members,
+                "cpu_s": client_cpu_s,
+                "cpu_share": client_cpu_s / inside.as_secs_f64().max(1e-9),
+                "max_start_lag_ms": sent.max_start_lag_ms,
+            },
+            "fanout": {
+                "clients": cell.clients,
+                "joined": members,
+                "failed": joined.failed,
+                "error_samples": joined.error_samples,
+                "join_s": joined.elapsed.as_secs_f64(),
+                "idle_s": cell.hold_idle.as_secs_f64(),
+                "in_room_after_idle": in_room,
+                "closed_at_end": closed,
+                "rss_before_mib": before,
+                "rss_after_mib": after,
+                "kib_per_connection": (in_room > 0).then(|| (after - before) * 1024.0 / in_room as f64),
+                "rate_per_s": room.rate_per_s,
+                "sent": sent.sent,
+                "send_errors": sent.errors,
+                "expected": expected,
+                "delivered": got.received,
+                "missing": missing,
+                "delivered_per_s": if span_s > 0.0 { got.received as f64 / span_s } else { 0.0 },
+                "delivery_ms": percentiles_ms(&got.corrected),
+                "from_stamp_ms": percentiles_ms(&got.stamped),
+                "sampled_clients": got.sampled_clients,
+                "bound_ms": cell.bound_ms,
+                "broadcast_delay_ms": cell.broadcast_delay_ms,
+            },
+            "offered_rate_per_s": room.rate_per_s,
+            "scheduled": room.scheduled(room.duration),
+            "achieved_rate_per_s": sent.sent as f64 / room.duration.as_secs_f64(),
+        });
+        ctl.send(&json!({
+            "event": "result",
+            "ops": got.received,
+            "errors": sent.errors + missing,
+            "latencies_ms": got.sampled,
+            "latency_kind": "open-loop-corrected",
+            "inside_wall_s": inside.as_secs_f64(),
+            "error_samples": error_samples.into_iter().take(5).collect::<Vec<_>>(),
+            "latency_sets_ms": {},
+            "extra": extra,
+        }))?;
+        rt.block_on(fanout::leave(joined, LEAVE_WITHIN));
+        Ok(())
+    }
+}

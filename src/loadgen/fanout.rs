@@ -1,0 +1,401 @@
+//! WebSocket fan-out: N clients join one chat room (workloads/services/room.py) and messages go
+//! into it on a fixed schedule, each sent by one client in turn and broadcast by the server to
+//! every client, the sender included.
+//!
+//! Message i is intended at `t0 + i / rate` whatever happened before it (open loop, wrk2's
+//! rule); its text is `<seq> <intended_ns>`, and the server sends every client
+//! `<server_ns> <seq> <intended_ns>`, stamped on receipt with its wall clock. Each receipt gives
+//! two latencies: from the intended send (corrected: a late send, a slow read by the server and
+//! a slow broadcast all count), and from the server's stamp (the broadcast alone, on the wall
+//! clock the two processes share on one host). Every delivery is recorded in a histogram; the
+//! corrected latencies of a few clients spread over the join order are also kept one by one
+//! (the run's latency sample; a room of 10,000 would otherwise send millions of numbers).
+//!
+//! Joining is bounded as opening held connections is ([`super::hold`]): at most
+//! [`super::hold::OPENING`] handshakes at once, and a deadline for all of them. Messages whose
+//! seq starts with `w` are warm-up: delivered, never counted.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use futures_util::stream::{SplitSink, StreamExt};
+use futures_util::SinkExt;
+use hdrhistogram::Histogram;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+use super::hold::OPENING;
+use super::ERROR_SAMPLES;
+use crate::services::precise_timer;
+
+/// The room's path on every WebSocket service.
+pub const PATH: &str = "/ws";
+/// Clients whose corrected latencies are kept one by one, at most.
+pub const SAMPLED_CLIENTS: usize = 100;
+/// Highest latency the histograms hold, µs (an hour).
+const MAX_US: u64 = 3_600_000_000;
+
+type Writer = SplitSink<WebSocketStream<TcpStream>, Message>;
+
+/// The room to join and the messages to send into it.
+#[derive(Debug, Clone)]
+pub struct Room {
+    /// The server's address.
+    pub addr: SocketAddr,
+    /// Clients to join.
+    pub clients: usize,
+    /// Messages per second into the room, from all clients together.
+    pub rate_per_s: f64,
+    /// How long the schedule lasts.
+    pub duration: Duration,
+    /// How long joining may take in all.
+    pub join_within: Duration,
+    /// A handshake or a send with no end by then is an error.
+    pub timeout: Duration,
+    /// How long after the last send deliveries are waited for.
+    pub drain: Duration,
+}
+
+impl Room {
+    /// Messages the schedule holds.
+    pub fn scheduled(&self, duration: Duration) -> usize {
+        (self.rate_per_s * duration.as_secs_f64()).round().max(1.0) as usize
+    }
+}
+
+/// What the clients received of the timed messages: one tally for all of them (the readers
+/// share one thread, and a histogram per client would cost each delivery a cache miss).
+struct Tally {
+    received: u64,
+    /// From the intended send, µs.
+    corrected: Histogram<u64>,
+    /// From the server's stamp, µs.
+    stamped: Histogram<u64>,
+    /// Corrected latencies one by one, ms, per sampled client.
+    sampled: Vec<Vec<f64>>,
+    /// The latest receipt, ns after the room's base.
+    last_ns: u64,
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_US, 3).expect("valid bounds")
+}
+
+/// The joined room: a writer per client that joined, and a reader task per client tallying
+/// what it receives.
+pub struct Joined {
+    base: Instant,
+    writers: Vec<Writer>,
+    tally: Arc<Mutex<Tally>>,
+    /// Deliveries of timed messages, then of warm-up ones.
+    received: Arc<[AtomicU64; 2]>,
+    closed: Arc<AtomicU64>,
+    readers: tokio::task::JoinSet<()>,
+    /// Clients whose handshake failed or did not end by the deadline.
+    pub failed: usize,
+    /// The first failures' messages.
+    pub error_samples: Vec<String>,
+    /// How long joining took.
+    pub elapsed: Duration,
+}
+
+impl Joined {
+    /// Clients in the room.
+    pub fn joined(&self) -> usize {
+        self.writers.len()
+    }
+
+    /// Clients whose connection has ended (the server closed it, or it failed).
+    pub fn closed(&self) -> u64 {
+        self.closed.load(Ordering::Relaxed)
+    }
+}
+
+/// Joins `room.clients` clients on the current tokio runtime.
+pub async fn join(room: &Room) -> Joined {
+    let base = Instant::now();
+    let until = tokio::time::Instant::from_std(base + room.join_within);
+    let gate = Arc::new(tokio::sync::Semaphore::new(OPENING));
+    let url = format!("ws://{}{PATH}", room.addr);
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..room.clients {
+        let (gate, url, addr, timeout) = (gate.clone(), url.clone(), room.addr, room.timeout);
+        tasks.spawn(async move {
+            let one = async {
+                let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
+                let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+                let _ = tcp.set_nodelay(true);
+                match tokio::time::timeout(timeout, tokio_tungstenite::client_async(url, tcp)).await
+                {
+                    Ok(Ok((ws, _))) => Ok(ws),
+                    Ok(Err(e)) => Err(format!("handshake: {e}")),
+                    Err(_) => Err(format!(
+                        "no handshake within {:.0} s",
+                        timeout.as_secs_f64()
+                    )),
+                }
+            };
+            let joined = tokio::time::timeout_at(until, one)
+                .await
+                .unwrap_or_else(|_| Err("not joined within the time given to joining".to_string()));
+            (i, joined)
+        });
+    }
+    let mut streams: Vec<Option<WebSocketStream<TcpStream>>> =
+        (0..room.clients).map(|_| None).collect();
+    let (mut failed, mut error_samples) = (0, Vec::new());
+    while let Some(r) = tasks.join_next().await {
+        match r {
+            Ok((i, Ok(ws))) => streams[i] = Some(ws),
+            Ok((_, Err(e))) => {
+                failed += 1;
+                if error_samples.len() < ERROR_SAMPLES {
+                    error_samples.push(e);
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                if error_samples.len() < ERROR_SAMPLES {
+                    error_samples.push(e.to_string());
+                }
+            }
+        }
+    }
+    let streams: Vec<_> = streams.into_iter().flatten().collect();
+    let stride = streams.len().div_ceil(SAMPLED_CLIENTS).max(1);
+    let received = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+    let closed = Arc::new(AtomicU64::new(0));
+    let mut readers = tokio::task::JoinSet::new();
+    let mut writers = Vec::new();
+    let tally = Arc::new(Mutex::new(Tally {
+        received: 0,
+        corrected: histogram(),
+        stamped: histogram(),
+        sampled: Vec::new(),
+        last_ns: 0,
+    }));
+    for (k, ws) in streams.into_iter().enumerate() {
+        let (writer, reader) = ws.split();
+        let slot = (k % stride == 0).then(|| {
+            let mut t = tally.lock().expect("not poisoned");
+            t.sampled.push(Vec::new());
+            t.sampled.len() - 1
+        });
+        let reading = Reading {
+            base,
+            tally: tally.clone(),
+            slot,
+            received: received.clone(),
+            closed: closed.clone(),
+        };
+        readers.spawn(read(reader, reading));
+        writers.push(writer);
+    }
+    Joined {
+        base,
+        writers,
+        tally,
+        received,
+        closed,
+        readers,
+        failed,
+        error_samples,
+        elapsed: base.elapsed(),
+    }
+}
+
+/// What a client's reader shares with the rest.
+struct Reading {
+    base: Instant,
+    tally: Arc<Mutex<Tally>>,
+    /// Its place among the sampled clients, if it is one.
+    slot: Option<usize>,
+    received: Arc<[AtomicU64; 2]>,
+    closed: Arc<AtomicU64>,
+}
+
+/// One client's reader: tallies each timed message it receives until its connection ends.
+async fn read(
+    mut reader: futures_util::stream::SplitStream<WebSocketStream<TcpStream>>,
+    reading: Reading,
+) {
+    let Reading {
+        base,
+        tally,
+        slot,
+        received,
+        closed,
+    } = reading;
+    while let Some(Ok(msg)) = reader.next().await {
+        let Ok(text) = msg.to_text() else { continue };
+        let now_ns = base.elapsed().as_nanos() as u64;
+        let wall_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let mut parts = text.split(' ');
+        let (Some(server_ns), Some(seq), Some(intended_ns)) =
+            (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if seq.starts_with('w') {
+            received[1].fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        let (Ok(server_ns), Ok(intended_ns)) =
+            (server_ns.parse::<u64>(), intended_ns.parse::<u64>())
+        else {
+            continue;
+        };
+        let corrected_us = now_ns.saturating_sub(intended_ns) / 1000;
+        let stamped_us = wall_ns.saturating_sub(server_ns) / 1000;
+        let mut t = tally.lock().expect("not poisoned");
+        t.received += 1;
+        t.last_ns = t.last_ns.max(now_ns);
+        t.corrected.saturating_record(corrected_us.clamp(1, MAX_US));
+        t.stamped.saturating_record(stamped_us.clamp(1, MAX_US));
+        if let Some(k) = slot {
+            t.sampled[k].push(now_ns.saturating_sub(intended_ns) as f64 / 1e6);
+        }
+        drop(t);
+        received[0].fetch_add(1, Ordering::Relaxed);
+    }
+    closed.fetch_add(1, Ordering::Relaxed);
+}
+
+/// What sending a schedule into the room gave.
+#[derive(Debug, Default)]
+pub struct Sent {
+    /// Messages sent.
+    pub sent: u64,
+    /// Messages whose send failed or did not end in time.
+    pub errors: u64,
+    /// The first failures' messages.
+    pub error_samples: Vec<String>,
+    /// The schedule's start, ns after the room's base.
+    pub t0_ns: u64,
+    /// The schedule's end (its last send), ns after the room's base.
+    pub end_ns: u64,
+    /// The latest a send started after its intended time, ms.
+    pub max_start_lag_ms: f64,
+}
+
+/// Sends `room.rate_per_s` messages a second for `duration`, message i from writer
+/// i mod joined, the writers spread over the join order. `warm`: the messages are warm-up,
+/// never counted by the readers.
+pub async fn send(room: &Room, joined: &mut Joined, duration: Duration, warm: bool) -> Sent {
+    let n = room.scheduled(duration);
+    let mut out = Sent::default();
+    if joined.writers.is_empty() {
+        return out;
+    }
+    let base = joined.base;
+    let writers = &mut joined.writers;
+    // Message i comes from writer (i mod used)·joined/used: the senders spread evenly over the
+    // join order (hence over the server's broadcast order) however few messages there are.
+    let used = n.min(writers.len());
+    let t0 = Instant::now();
+    out.t0_ns = t0.duration_since(base).as_nanos() as u64;
+    let tag = if warm { "w" } else { "" };
+    for i in 0..n {
+        let intended = t0 + Duration::from_secs_f64(i as f64 / room.rate_per_s);
+        precise_timer::sleep_until(intended).await;
+        let lag = intended.elapsed().as_secs_f64() * 1000.0;
+        out.max_start_lag_ms = out.max_start_lag_ms.max(lag);
+        let intended_ns = intended.duration_since(base).as_nanos() as u64;
+        let k = (i % used) * writers.len() / used;
+        let text = format!("{tag}{i} {intended_ns}");
+        match tokio::time::timeout(room.timeout, writers[k].send(Message::text(text))).await {
+            Ok(Ok(())) => out.sent += 1,
+            Ok(Err(e)) => fail(&mut out, format!("send: {e}")),
+            Err(_) => fail(
+                &mut out,
+                format!("send not done within {:.0} s", room.timeout.as_secs_f64()),
+            ),
+        }
+    }
+    out.end_ns = base.elapsed().as_nanos() as u64;
+    out
+}
+
+fn fail(out: &mut Sent, e: String) {
+    out.errors += 1;
+    if out.error_samples.len() < ERROR_SAMPLES {
+        out.error_samples.push(e);
+    }
+}
+
+/// Waits until the clients have received `expected` deliveries of the timed messages (of the
+/// warm-up ones with `warm`), or for `within`, whichever comes first.
+pub async fn drain(joined: &Joined, expected: u64, warm: bool, within: Duration) {
+    let until = Instant::now() + within;
+    let received = &joined.received[usize::from(warm)];
+    while received.load(Ordering::Relaxed) < expected && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// What the clients received of the timed messages.
+#[derive(Debug)]
+pub struct Delivered {
+    /// Deliveries received.
+    pub received: u64,
+    /// From the intended send, µs.
+    pub corrected: Histogram<u64>,
+    /// From the server's stamp, µs.
+    pub stamped: Histogram<u64>,
+    /// The sampled clients' corrected latencies, ms.
+    pub sampled: Vec<f64>,
+    /// Clients sampled.
+    pub sampled_clients: usize,
+    /// The latest receipt, ns after the room's base.
+    pub last_ns: u64,
+}
+
+/// Everything the readers have tallied so far.
+pub fn delivered(joined: &Joined) -> Delivered {
+    let t = joined.tally.lock().expect("not poisoned");
+    Delivered {
+        received: t.received,
+        corrected: t.corrected.clone(),
+        stamped: t.stamped.clone(),
+        sampled: t.sampled.concat(),
+        sampled_clients: t.sampled.len(),
+        last_ns: t.last_ns,
+    }
+}
+
+/// Closes every client (a close frame each, then the connection) and stops the readers.
+pub async fn leave(mut joined: Joined, within: Duration) {
+    let writers = std::mem::take(&mut joined.writers);
+    let _ = tokio::time::timeout(within, async {
+        for mut w in writers {
+            let _ = w.close().await;
+        }
+    })
+    .await;
+    joined.readers.abort_all();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schedule_holds_rate_times_duration_messages() {
+        let room = Room {
+            addr: "127.0.0.1:1".parse().unwrap(),
+            clients: 10,
+            rate_per_s: 20.0,
+            duration: Duration::from_secs(5),
+            join_within: Duration::from_secs(1),
+            timeout: Duration::from_secs(1),
+            drain: Duration::from_secs(1),
+        };
+        assert_eq!(room.scheduled(room.duration), 100);
+        assert_eq!(room.scheduled(Duration::from_millis(1)), 1);
+    }
+}
