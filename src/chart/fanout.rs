@@ -7,30 +7,19 @@
 
 use super::frame::{Axis, Body, Captions, Entry, Frame, Key, Legend};
 use super::svg::color;
-use super::{machine_line, slug, Chart, ChartFile};
+use super::{machine_line, size_lines, Chart, ChartFile};
 use crate::analysis::fanout::FanoutRow;
 use crate::analysis::Report;
 
 /// Delivery p99 against room size.
 pub struct FanoutChart;
 
-/// A row's setting without its `clients` value: the rows a chart draws share it.
-fn setting_without_clients(r: &FanoutRow) -> String {
-    r.setting
-        .split(' ')
-        .filter(|kv| !kv.is_empty() && !kv.starts_with("clients="))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+/// The size this chart draws against.
+const SIZE: &str = "clients";
 
 fn render(report: &Report, rows: &[&FanoutRow]) -> Option<ChartFile> {
     let first = rows.first()?;
-    let mut variants: Vec<&str> = Vec::new();
-    for r in rows {
-        if !variants.contains(&r.variant.as_str()) {
-            variants.push(&r.variant);
-        }
-    }
+    let variants = size_lines::variants(rows, |r| &r.variant);
     let mut clients: Vec<f64> = rows.iter().map(|r| r.clients as f64).collect();
     clients.sort_by(f64::total_cmp);
     clients.dedup();
@@ -53,7 +42,7 @@ fn render(report: &Report, rows: &[&FanoutRow]) -> Option<ChartFile> {
         .map(|(i, v)| {
             let lost: Vec<String> = rows
                 .iter()
-                .filter(|r| r.variant == *v && !r.keeps_up())
+                .filter(|r| &r.variant == v && !r.keeps_up())
                 .map(|r| r.clients.to_string())
                 .collect();
             let label = if lost.is_empty() {
@@ -73,7 +62,7 @@ fn render(report: &Report, rows: &[&FanoutRow]) -> Option<ChartFile> {
         color: "#888888",
         key: Key::Line("4 3"),
     });
-    let setting = setting_without_clients(first);
+    let setting = size_lines::setting_without(&first.setting, SIZE);
     let at = if setting.is_empty() {
         String::new()
     } else {
@@ -105,32 +94,17 @@ fn render(report: &Report, rows: &[&FanoutRow]) -> Option<ChartFile> {
     );
     plot.svg
         .polyline(&[(x0, bound_y), (x1, bound_y)], "#888888", 1.5, "4 3");
-    for (i, v) in variants.iter().enumerate() {
-        let mut pts: Vec<(f64, f64)> = rows
-            .iter()
-            .filter(|r| r.variant == *v && r.p99_ms.median > 0.0)
-            .map(|r| (r.clients as f64, r.p99_ms.median))
-            .collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let pts: Vec<(f64, f64)> = pts
-            .into_iter()
-            .map(|(x, y)| (plot.x.at(x), plot.y.at(y)))
-            .collect();
-        plot.svg.polyline(&pts, color(i), 2.0, "");
-        for (px, py) in &pts {
-            plot.svg.circle(*px, *py, 3.5, color(i));
-        }
-    }
-    let suffix = if setting.is_empty() {
-        String::new()
-    } else {
-        format!("-{}", slug(&setting.replace(' ', "_")))
-    };
-    let name = format!(
-        "fanout-{}{suffix}-py{}",
-        slug(&first.scenario),
-        slug(&first.python)
-    );
+    let series: Vec<Vec<(f64, f64)>> = variants
+        .iter()
+        .map(|v| {
+            rows.iter()
+                .filter(|r| &r.variant == v && r.p99_ms.median > 0.0)
+                .map(|r| (r.clients as f64, r.p99_ms.median))
+                .collect()
+        })
+        .collect();
+    size_lines::draw(&mut plot, &series);
+    let name = size_lines::file_name("fanout", &first.scenario, &setting, &first.python);
     Some(plot.file(name, &first.scenario))
 }
 
@@ -140,30 +114,12 @@ impl Chart for FanoutChart {
     }
 
     fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
-        let mut keys: Vec<(String, String, String)> = Vec::new();
-        for r in &report.fanout {
-            let key = (
-                r.scenario.clone(),
-                r.python.clone(),
-                setting_without_clients(r),
-            );
-            if !keys.contains(&key) {
-                keys.push(key);
-            }
-        }
-        keys.iter()
-            .filter_map(|(scenario, python, setting)| {
-                let rows: Vec<&FanoutRow> = report
-                    .fanout
-                    .iter()
-                    .filter(|r| {
-                        &r.scenario == scenario
-                            && &r.python == python
-                            && &setting_without_clients(r) == setting
-                    })
-                    .collect();
-                render(report, &rows)
-            })
-            .collect()
+        size_lines::groups(&report.fanout, |r| {
+            let setting = size_lines::setting_without(&r.setting, SIZE);
+            (r.scenario.clone(), r.python.clone(), setting)
+        })
+        .iter()
+        .filter_map(|rows| render(report, rows))
+        .collect()
     }
 }

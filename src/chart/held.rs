@@ -7,30 +7,19 @@
 
 use super::frame::{Axis, Body, Captions, Entry, Frame, Key, Legend};
 use super::svg::color;
-use super::{machine_line, slug, Chart, ChartFile};
+use super::{machine_line, size_lines, Chart, ChartFile};
 use crate::analysis::held::HeldRow;
 use crate::analysis::Report;
 
 /// RSS against connections held.
 pub struct HeldChart;
 
-/// A row's setting without its `hold` value: the rows a chart draws share it.
-fn setting_without_hold(r: &HeldRow) -> String {
-    r.setting
-        .split(' ')
-        .filter(|kv| !kv.is_empty() && !kv.starts_with("hold="))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+/// The size this chart draws against.
+const SIZE: &str = "hold";
 
 fn render(report: &Report, rows: &[&HeldRow]) -> Option<ChartFile> {
     let first = rows.first()?;
-    let mut variants: Vec<&str> = Vec::new();
-    for r in rows {
-        if !variants.contains(&r.variant.as_str()) {
-            variants.push(&r.variant);
-        }
-    }
+    let variants = size_lines::variants(rows, |r| &r.variant);
     let mut asked: Vec<f64> = rows.iter().map(|r| r.asked as f64).collect();
     asked.sort_by(f64::total_cmp);
     asked.dedup();
@@ -52,7 +41,7 @@ fn render(report: &Report, rows: &[&HeldRow]) -> Option<ChartFile> {
         .map(|(i, v)| {
             let short = rows
                 .iter()
-                .filter(|r| r.variant == *v && !r.held_all())
+                .filter(|r| &r.variant == v && !r.held_all())
                 .map(|r| format!("{} of {}", r.held, r.asked))
                 .collect::<Vec<_>>();
             let label = if short.is_empty() {
@@ -67,7 +56,7 @@ fn render(report: &Report, rows: &[&HeldRow]) -> Option<ChartFile> {
             }
         })
         .collect();
-    let setting = setting_without_hold(first);
+    let setting = size_lines::setting_without(&first.setting, SIZE);
     let at = if setting.is_empty() {
         String::new()
     } else {
@@ -96,32 +85,17 @@ fn render(report: &Report, rows: &[&HeldRow]) -> Option<ChartFile> {
         legend: Legend::Right(legend),
     };
     let mut plot = frame.draw();
-    for (i, v) in variants.iter().enumerate() {
-        let mut pts: Vec<(f64, f64)> = rows
-            .iter()
-            .filter(|r| r.variant == *v && r.rss_after_mib.median > 0.0)
-            .map(|r| (r.asked as f64, r.rss_after_mib.median))
-            .collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let pts: Vec<(f64, f64)> = pts
-            .into_iter()
-            .map(|(x, y)| (plot.x.at(x), plot.y.at(y)))
-            .collect();
-        plot.svg.polyline(&pts, color(i), 2.0, "");
-        for (px, py) in &pts {
-            plot.svg.circle(*px, *py, 3.5, color(i));
-        }
-    }
-    let suffix = if setting.is_empty() {
-        String::new()
-    } else {
-        format!("-{}", slug(&setting.replace(' ', "_")))
-    };
-    let name = format!(
-        "held-{}{suffix}-py{}",
-        slug(&first.scenario),
-        slug(&first.python)
-    );
+    let series: Vec<Vec<(f64, f64)>> = variants
+        .iter()
+        .map(|v| {
+            rows.iter()
+                .filter(|r| &r.variant == v && r.rss_after_mib.median > 0.0)
+                .map(|r| (r.asked as f64, r.rss_after_mib.median))
+                .collect()
+        })
+        .collect();
+    size_lines::draw(&mut plot, &series);
+    let name = size_lines::file_name("held", &first.scenario, &setting, &first.python);
     Some(plot.file(name, &first.scenario))
 }
 
@@ -131,30 +105,12 @@ impl Chart for HeldChart {
     }
 
     fn render_svg(&self, report: &Report) -> Vec<ChartFile> {
-        let mut keys: Vec<(String, String, String)> = Vec::new();
-        for r in &report.held {
-            let key = (
-                r.scenario.clone(),
-                r.python.clone(),
-                setting_without_hold(r),
-            );
-            if !keys.contains(&key) {
-                keys.push(key);
-            }
-        }
-        keys.iter()
-            .filter_map(|(scenario, python, setting)| {
-                let rows: Vec<&HeldRow> = report
-                    .held
-                    .iter()
-                    .filter(|r| {
-                        &r.scenario == scenario
-                            && &r.python == python
-                            && &setting_without_hold(r) == setting
-                    })
-                    .collect();
-                render(report, &rows)
-            })
-            .collect()
+        size_lines::groups(&report.held, |r| {
+            let setting = size_lines::setting_without(&r.setting, SIZE);
+            (r.scenario.clone(), r.python.clone(), setting)
+        })
+        .iter()
+        .filter_map(|rows| render(report, rows))
+        .collect()
     }
 }

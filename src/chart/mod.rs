@@ -25,6 +25,7 @@ pub mod memory;
 pub mod network_sweep;
 pub mod ops;
 pub mod png;
+pub mod size_lines;
 pub mod svg;
 pub mod throughput;
 

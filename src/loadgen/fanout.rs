@@ -24,6 +24,7 @@ use futures_util::stream::{SplitSink, StreamExt};
 use futures_util::SinkExt;
 use hdrhistogram::Histogram;
 use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
@@ -80,6 +81,18 @@ struct Tally {
     last_ns: u64,
 }
 
+/// Each client's buffers: the room's messages are tens of bytes, and tungstenite's default
+/// 128 KiB read buffer per client would make a room of 10,000 cost the generator over a GiB,
+/// every delivery reading into memory no cache holds.
+fn config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(CLIENT_BUFFER)
+        .write_buffer_size(0)
+}
+
+/// Bytes of each client's read buffer.
+const CLIENT_BUFFER: usize = 4096;
+
 fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_US, 3).expect("valid bounds")
 }
@@ -128,8 +141,9 @@ pub async fn join(room: &Room) -> Joined {
                 let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
                 let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
                 let _ = tcp.set_nodelay(true);
-                match tokio::time::timeout(timeout, tokio_tungstenite::client_async(url, tcp)).await
-                {
+                let handshake =
+                    tokio_tungstenite::client_async_with_config(url, tcp, Some(config()));
+                match tokio::time::timeout(timeout, handshake).await {
                     Ok(Ok((ws, _))) => Ok(ws),
                     Ok(Err(e)) => Err(format!("handshake: {e}")),
                     Err(_) => Err(format!(
