@@ -36,6 +36,10 @@ pub enum Command {
     /// starts it; not for use by hand).
     #[command(hide = true)]
     Loadgen(crate::commands::loadgen::LoadgenArgs),
+    /// The lab's own WebSocket chat room, the fan-out scenario's reference server (the runner
+    /// starts it; not for use by hand).
+    #[command(hide = true)]
+    RoomServer(crate::commands::room_server::RoomServerArgs),
     /// Run again what DIR/results.json was made with (its `invocation.study`), here or on
     /// another machine; --out, --python and the like override.
     Rerun(RerunArgs),

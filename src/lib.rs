@@ -69,6 +69,7 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
         Command::Run(a) => commands::run::execute(&a),
         Command::Rerun(a) => commands::rerun::execute(&a),
         Command::Loadgen(a) => commands::loadgen::execute(&a),
+        Command::RoomServer(a) => commands::room_server::execute(&a),
         Command::List(a) => commands::list::execute(&a),
         Command::Envs(a) => commands::envs::execute(&a),
         Command::Pythons(a) => commands::pythons::execute(&a),

@@ -11,6 +11,9 @@ pub enum ServerKind {
     Sync,
     /// Coroutines on an event loop: a worker serves many requests at once.
     Async,
+    /// The lab's own server in Rust, beside the others to show what the generator measures of
+    /// a server that costs next to nothing; never a side of the sync/async question.
+    Reference,
 }
 
 impl ServerKind {
@@ -19,6 +22,7 @@ impl ServerKind {
         match self {
             ServerKind::Sync => "sync",
             ServerKind::Async => "async",
+            ServerKind::Reference => "reference",
         }
     }
 }
@@ -63,9 +67,11 @@ pub struct Server {
     pub name: String,
     /// One line saying what it is (framework, server, worker model).
     pub title: String,
-    /// `sync` or `async`: the side it stands on when the report looks for a crossover.
+    /// `sync` or `async`: the side it stands on when the report looks for a crossover;
+    /// `reference` for the lab's own servers, on no side.
     pub kind: ServerKind,
-    /// The start command; `{python}`, `{port}`, `{workers}` and `{threads}` are filled in.
+    /// The start command; `{python}`, `{port}`, `{workers}` and `{threads}` are filled in, and
+    /// `{asynclab}` (the lab's own binary, for its reference servers).
     /// It must serve the endpoints of `workloads/services/README.md` on 127.0.0.1:{port}.
     pub command: Vec<String>,
     /// Folder the command runs in (its app modules), relative to the catalogue's folder.
@@ -93,6 +99,12 @@ pub struct Server {
     pub catalogue: Option<std::path::PathBuf>,
 }
 
+/// The running lab's own binary, for `{asynclab}` (the name alone when it cannot be found,
+/// which the server's start then reports).
+fn asynclab_binary() -> String {
+    std::env::current_exe().map_or_else(|_| "asynclab".into(), |p| p.display().to_string())
+}
+
 fn default_dir() -> String {
     "services".into()
 }
@@ -102,7 +114,7 @@ fn one() -> Count {
 }
 
 /// The placeholders a command may hold.
-pub const PLACEHOLDERS: [&str; 4] = ["{python}", "{port}", "{workers}", "{threads}"];
+pub const PLACEHOLDERS: [&str; 5] = ["{python}", "{port}", "{workers}", "{threads}", "{asynclab}"];
 /// The placeholder of the `keep_alive` arguments.
 pub const KEEP_ALIVE: &str = "{keep_alive_s}";
 
@@ -197,6 +209,7 @@ impl Server {
             .iter()
             .map(|a| {
                 a.replace("{python}", python)
+                    .replace("{asynclab}", &asynclab_binary())
                     .replace("{port}", &port.to_string())
                     .replace("{workers}", &workers.to_string())
                     .replace("{threads}", &threads.to_string())

@@ -18,7 +18,7 @@ pub fn setting_without(setting: &str, param: &str) -> String {
 
 /// `rows` grouped by `key` (scenario, interpreter, setting without the size), in order of first
 /// appearance: one chart each.
-pub fn groups<'r, R, K: PartialEq>(rows: &'r [R], key: impl Fn(&R) -> K) -> Vec<Vec<&'r R>> {
+pub fn groups<R, K: PartialEq>(rows: &[R], key: impl Fn(&R) -> K) -> Vec<Vec<&R>> {
     let mut keys: Vec<K> = Vec::new();
     let mut out: Vec<Vec<&R>> = Vec::new();
     for r in rows {

@@ -12,6 +12,7 @@
 //! | `envs.rs`       | `asynclab envs` (and the interpreters `run` uses) |
 //! | `pythons.rs`    | `asynclab pythons add/list` (Debian roots for 3.14, 3.15) |
 //! | `mock_server.rs`| `asynclab mock-server`   |
+//! | `room_server.rs`| `asynclab room-server` (hidden): the fan-out scenario's Rust reference room |
 //! | `self_check.rs` | `asynclab self-check`    |
 //! | `doctor.rs`     | `asynclab doctor`        |
 //! | `cost.rs`       | `asynclab cost`          |
@@ -42,6 +43,7 @@ pub mod new_scenario;
 pub mod pythons;
 pub mod report;
 pub mod rerun;
+pub mod room_server;
 pub mod run;
 pub mod self_check;
 

@@ -8,6 +8,7 @@ pub mod echo;
 pub mod mock_http;
 pub mod postgres;
 pub mod precise_timer;
+pub mod room;
 pub mod selfcheck;
 pub mod under_test;
 pub mod wake_hold;
