@@ -75,17 +75,13 @@ pub fn section(rows: &[FanoutRow]) -> Option<Section> {
     let lines: Vec<String> = fanout::limits(rows)
         .iter()
         .map(|l| {
-            let kept = l
-                .kept_up_to
-                .map_or("kept up at no room size".to_string(), |n| {
-                    format!("kept up to {n} clients")
-                });
-            let lost = l
-                .failed_at
-                .map_or(", and at every size run".to_string(), |n| {
-                    format!("; not at {n}")
-                });
-            format!("{} ({}, {}): {kept}{lost}", l.variant, l.kind, l.python)
+            let verdict = match (l.kept_up_to, l.failed_at) {
+                (Some(n), Some(m)) => format!("kept up to {n} clients; not at {m}"),
+                (Some(n), None) => format!("kept up at every size run, up to {n} clients"),
+                (None, Some(m)) => format!("kept up at no size run, from {m} clients"),
+                (None, None) => "no room size run".to_string(),
+            };
+            format!("{} ({}, {}): {verdict}", l.variant, l.kind, l.python)
         })
         .collect();
     out.para("Largest room that kept up, per server:");

@@ -120,12 +120,18 @@ pub fn questions_section(answers: &[ServiceAnswer]) -> Option<Section> {
     } else {
         String::new()
     };
+    let realtime = answers.iter().any(|a| a.question == Question::Realtime);
+    let realtime_text = if realtime {
+        " *WebSocket / real-time*: each room size of a fan-out scenario, by the p99 delivery latency of a broadcast among the servers whose room kept up (the fan-out table's rule); where only one kind's servers kept up, that kind answers with no ratio, and where none did, that size has no row."
+    } else {
+        ""
+    };
     let lower = if held {
         "lower p99 or memory"
     } else {
         "lower p99"
     };
-    out.para(format!("The decision framework's rows about services, answered from this run's services under test. *High-concurrency I/O*: closed-loop settings with {HIGH_CONCURRENCY} or more connections on `/db` or `/upstream`, by throughput. *Strict p99*: by each round's p99; where open-loop sweeps ran, the corrected p99 at the slowest variant's knee (a load every server carried), else closed-loop p99, each server at its own throughput. *Localhost database*: closed-loop `/db` settings with no injected round trip, by throughput.{held_text} At each setting the best sync server meets the best async one on that figure, round by round; *async advantage* above 1 means async is better (higher throughput, or {lower}), with the 95% interval and the verdict of every other table. A kind is named only when its lead is significant. Each row comes from two cells of `results.json`, the ones its scenario, setting, interpreter and servers name."));
+    out.para(format!("The decision framework's rows about services, answered from this run's services under test. *High-concurrency I/O*: closed-loop settings with {HIGH_CONCURRENCY} or more connections on `/db` or `/upstream`, by throughput. *Strict p99*: by each round's p99; where open-loop sweeps ran, the corrected p99 at the slowest variant's knee (a load every server carried), else closed-loop p99, each server at its own throughput. *Localhost database*: closed-loop `/db` settings with no injected round trip, by throughput.{held_text}{realtime_text} At each setting the best sync server meets the best async one on that figure, round by round; *async advantage* above 1 means async is better (higher throughput, or {lower}), with the 95% interval and the verdict of every other table. A kind is named only when its lead is significant. Each row comes from two cells of `results.json`, the ones its scenario, setting, interpreter and servers name."));
     let mut t = Table::new([
         "question",
         "scenario",

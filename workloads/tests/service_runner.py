@@ -48,6 +48,8 @@ ROOMS = {
     "ws_uvicorn": ("uvicorn", "uvloop", "httptools", "starlette", "websockets"),
     "ws_websockets": ("websockets", "uvloop"),
 }
+# The lab's own servers (kind "reference", in Rust): tested by the Rust tests (tests/fanout.rs).
+REFERENCES = ("ws_rust_reference",)
 CATALOGUE = Path(__file__).resolve().parents[1] / "catalogue.toml"
 
 

@@ -11,6 +11,8 @@ import pytest
 
 import dbutil
 from service_runner import (
+    REFERENCES,
+    ROOMS,
     SERVERS,
     SERVICES,
     STOP_WITHIN_S,
@@ -129,4 +131,5 @@ def test_a_failing_backend_is_answered_500_not_left_hanging(name):
 
 
 def test_every_catalogue_server_is_tested():
-    assert sorted(catalogue_servers()) == sorted(SERVERS)
+    # Here, in test_ws_rooms.py (the WebSocket rooms) or by the Rust tests (the lab's own).
+    assert sorted(catalogue_servers()) == sorted([*SERVERS, *ROOMS, *REFERENCES])
