@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::loadgen::{own_cpu_s, server_figures, settled_rss_mib, Cell, Ctl, MemoryWatch};
+use super::loadgen_cell::{own_cpu_s, server_figures, settled_rss_mib, Cell, Ctl, MemoryWatch};
 use crate::catalogue::Server;
 use crate::loadgen::fanout::{self, Room};
 use crate::services::under_test::RunningServer;

@@ -8,6 +8,7 @@
 //! | `rerun.rs`      | `asynclab rerun`: a results.json's study, run again |
 //! | `fanout_cell.rs` | a `loadgen` cell whose server is a WebSocket chat room (`clients`) |
 //! | `loadgen.rs`    | `asynclab loadgen` (hidden): the worker of a `loadgen` cell |
+//! | `loadgen_cell.rs` | what both forms of a `loadgen` cell use: parameters, control pipe, readings |
 //! | `list.rs`       | `asynclab list`          |
 //! | `envs.rs`       | `asynclab envs` (and the interpreters `run` uses) |
 //! | `pythons.rs`    | `asynclab pythons add/list` (Debian roots for 3.14, 3.15) |
@@ -38,6 +39,7 @@ pub mod export;
 pub mod fanout_cell;
 pub mod list;
 pub mod loadgen;
+pub mod loadgen_cell;
 pub mod mock_server;
 pub mod new_scenario;
 pub mod pythons;
