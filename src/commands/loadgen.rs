@@ -9,7 +9,8 @@
 //! `hold`, open that many keep-alive connections ([`crate::loadgen::hold`]), hold them idle and
 //! read the server tree's RSS before and after, and the timed load becomes a trickle across
 //! them. Then `ready`; on `go` the timed load; `done`; the result; the server is stopped
-//! (SIGTERM, then SIGKILL of its tree) whatever happened.
+//! (SIGTERM, then SIGKILL of its tree) whatever happened. A cell with `clients` is a WebSocket
+//! room instead: after the server answers, `fanout_cell.rs` runs it.
 
 use std::os::fd::FromRawFd;
 use std::path::PathBuf;
