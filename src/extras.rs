@@ -61,6 +61,10 @@ pub struct Extras {
     /// in memory, and how the broadcasts were delivered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fanout: Option<FanoutFigures>,
+    /// Slow consumers of a room (`slow_clients`): what the server did with clients that never
+    /// read, from its memory and the other clients' deliveries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_consumer: Option<SlowConsumerFigures>,
     /// Everything else the worker reported, by key, kept as it came.
     #[serde(flatten)]
     pub other: BTreeMap<String, Value>,
@@ -179,7 +183,7 @@ pub struct FanoutFigures {
     pub sent: u64,
     /// Sends that failed or did not end in time.
     pub send_errors: u64,
-    /// sent × joined: deliveries owed.
+    /// sent × the clients that read (every one joined but the slow consumers): deliveries owed.
     pub expected: u64,
     /// Deliveries received.
     pub delivered: u64,
@@ -369,4 +373,46 @@ mod tests {
         assert_eq!(e.text("checksum").as_deref(), Some("abc"));
         assert_eq!(e.text("workers").as_deref(), Some("2"));
     }
+}
+
+/// Slow consumers of a room during one run (`extra.slow_consumer`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlowConsumerFigures {
+    /// Clients that never read until the end.
+    pub slow_clients: u64,
+    /// Bytes of each message sent, before the server's stamp.
+    pub message_bytes: u64,
+    /// Timed messages sent × slow consumers.
+    pub owed: u64,
+    /// `owed` × `message_bytes`, MiB.
+    pub owed_mib: f64,
+    /// Timed messages the slow consumers received when they finally read.
+    pub received: u64,
+    /// Slow consumers whose connection the server had ended when they read.
+    pub dropped: u64,
+    /// Per slow consumer, how its connection stood when it read.
+    #[serde(default)]
+    pub endings: Vec<String>,
+    /// The server tree's summed RSS just before the schedule, MiB.
+    pub rss_start_mib: f64,
+    /// The same after the wait for deliveries, the slow consumers still unread, MiB.
+    pub rss_end_mib: f64,
+    /// The largest summed RSS during the schedule and the wait, MiB.
+    pub rss_peak_mib: f64,
+    /// When the first message that reached a reading client late or not at all was intended,
+    /// s from the schedule's start.
+    pub first_late_s: Option<f64>,
+    /// Second by second from the schedule's start.
+    pub per_second: PerSecond,
+}
+
+/// A room's schedule second by second (`extra.slow_consumer.per_second`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerSecond {
+    /// The largest delivery latency to a reading client of the second's messages, ms.
+    pub max_delivery_ms: Vec<Option<f64>>,
+    /// Deliveries to reading clients of the second's messages not received.
+    pub missing: Vec<u64>,
+    /// The server tree's largest summed RSS in the second, MiB.
+    pub rss_mib: Vec<Option<f64>>,
 }

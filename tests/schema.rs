@@ -272,6 +272,24 @@ fn fully_populated() -> Results {
             bound_ms: 100.0,
             broadcast_delay_ms: 0.0,
         }),
+        slow_consumer: Some(asynclab::extras::SlowConsumerFigures {
+            slow_clients: 1,
+            message_bytes: 32768,
+            owed: 100,
+            owed_mib: 3.125,
+            received: 40,
+            dropped: 1,
+            endings: vec!["closed by the server: 1011 keepalive ping timeout".into()],
+            rss_start_mib: 30.0,
+            rss_end_mib: 31.0,
+            rss_peak_mib: 33.0,
+            first_late_s: Some(2.5),
+            per_second: asynclab::extras::PerSecond {
+                max_delivery_ms: vec![Some(2.0), None],
+                missing: vec![0, 99],
+                rss_mib: vec![Some(30.5), None],
+            },
+        }),
         other: other(),
     };
     let summary = cell.summary.as_mut().unwrap();

@@ -1,7 +1,8 @@
 //! WebSocket fan-out: per cell whose runs carry `extra.fanout`, who joined the room, what a
 //! client cost the server in memory, how fast broadcasts were delivered, and whether the room
 //! kept up: the one rule ([`FanoutRow::keeps_up`]) the table, the per-server limit line and
-//! every later comparison ask. Medians over the cell's measured runs, with intervals.
+//! every later comparison ask. Medians over the cell's measured runs, with intervals. A room
+//! with slow consumers is not one of them: it measures what they do ([`super::slow_consumer`]).
 
 use super::measured::MeasuredRuns;
 use super::services::server_kind;
@@ -79,6 +80,9 @@ pub fn rows(cells: &[&Cell]) -> Vec<FanoutRow> {
 }
 
 fn row(c: &Cell) -> Option<FanoutRow> {
+    if super::slow_consumer::has_slow_consumers(c) {
+        return None;
+    }
     let runs = MeasuredRuns::of(c);
     let figures: Vec<&FanoutFigures> = runs
         .iter()

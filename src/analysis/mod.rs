@@ -20,6 +20,7 @@ pub mod runtime;
 pub mod scenario;
 pub mod service_questions;
 pub mod services;
+pub mod slow_consumer;
 pub mod speed;
 pub mod stopping;
 pub mod summary;
@@ -63,6 +64,8 @@ pub struct Report<'a> {
     pub held: Vec<held::HeldRow>,
     /// WebSocket rooms: who joined, memory per client, delivery latency, whether each kept up.
     pub fanout: Vec<fanout::FanoutRow>,
+    /// WebSocket rooms with a client that stopped reading: what each server did about it.
+    pub slow_consumers: Vec<slow_consumer::SlowRow>,
     /// Services under test: the best sync server against the best async one along the round
     /// trip (or the upstream's delay), and where the lead changes kind.
     pub service_crossovers: Vec<services::KindCrossover>,
@@ -140,6 +143,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
         services: services::rows(&all_cells),
         held: held::rows(&all_cells),
         fanout: fanout::rows(&all_cells),
+        slow_consumers: slow_consumer::rows(&all_cells),
         service_crossovers: services::kind_crossovers(&all_cells, rule),
         decisions,
         machine_speed,

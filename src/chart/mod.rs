@@ -26,6 +26,7 @@ pub mod network_sweep;
 pub mod ops;
 pub mod png;
 pub mod size_lines;
+pub mod slow_consumer;
 pub mod svg;
 pub mod throughput;
 
@@ -74,6 +75,7 @@ pub fn registry() -> Vec<Box<dyn Chart>> {
         Box::new(network_sweep::NetworkSweepChart),
         Box::new(held::HeldChart),
         Box::new(fanout::FanoutChart),
+        Box::new(slow_consumer::SlowConsumerChart),
         Box::new(ops::Ops),
     ]
 }
@@ -109,12 +111,13 @@ pub fn ops_of<'r>(report: &'r Report, scenario: &str) -> Option<&'r OpsReport<'r
     report.ops.iter().find(|o| o.scenario == scenario)
 }
 
-/// Whether `scenario`'s cells held idle connections or joined WebSocket rooms: the `held`
-/// chart answers it, and its throughput (the trickle's or the messages' schedule) and peak RSS
+/// Whether `scenario`'s cells held idle connections or joined WebSocket rooms: the `held`,
+/// `fanout` or `slow_consumer` charts answer it, and its throughput (the trickle's or the messages' schedule) and peak RSS
 /// Δ (over the timed load, not the connections) charts would only mislead.
 pub fn held_study(report: &Report, scenario: &str) -> bool {
     report.held.iter().any(|r| r.scenario == scenario)
         || report.fanout.iter().any(|r| r.scenario == scenario)
+        || report.slow_consumers.iter().any(|r| r.scenario == scenario)
 }
 
 /// A file-name-safe form of a scenario name.

@@ -4,6 +4,12 @@
 //! connection, as for held HTTP connections), then send `warmup_s` of warm-up messages and wait
 //! for their deliveries. Timed, between `go` and `done`: the schedule of messages and the wait
 //! for their deliveries (at most `drain_s` after the last send).
+//!
+//! With `slow_clients`, that many clients never read. The server tree's RSS is read before `go`
+//! and again after the wait (the slow consumers still unread), and every second in between;
+//! then each slow consumer reads what reaches it and says whether the server had closed it.
+//! The run's `extra.slow_consumer` holds these with the timeline of the other clients'
+//! deliveries, second by second.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -17,6 +23,10 @@ use crate::services::under_test::RunningServer;
 
 /// How long closing the clients may take at the end.
 const LEAVE_WITHIN: Duration = Duration::from_secs(5);
+/// A slow consumer reading at the end takes its connection as still open once nothing has
+/// arrived for this long, or once it has read for [`SLOW_READ_WITHIN`].
+const SLOW_IDLE: Duration = Duration::from_secs(2);
+const SLOW_READ_WITHIN: Duration = Duration::from_secs(30);
 
 /// One fan-out cell's server, parameters and address.
 pub(crate) struct Setting<'a> {
@@ -48,6 +58,8 @@ impl Setting<'_> {
             join_within: self.cell.open_within,
             timeout: self.cell.timeout,
             drain: self.cell.drain,
+            slow: self.cell.slow_clients,
+            message_bytes: self.cell.message_bytes,
         }
     }
 
@@ -85,9 +97,10 @@ impl Setting<'_> {
         }
         if !cell.warmup.is_zero() {
             let warm = rt.block_on(fanout::send(&room, &mut joined, cell.warmup, true));
-            let expected = warm.sent * joined.joined() as u64;
+            let expected = warm.sent * joined.reading() as u64;
             rt.block_on(fanout::drain(&joined, expected, true, room.drain));
         }
+        let rss_start = (cell.slow_clients > 0).then(|| settled_rss_mib(rt, running.pid()));
         ctl.ready_and_wait_for_go()?;
         let tree_cpu = |r: &RunningServer| crate::runner::sampler::tree_runtime_s(r.pid());
         let cpu_before = tree_cpu(running);
@@ -95,8 +108,9 @@ impl Setting<'_> {
         let memory = MemoryWatch::start(running.pid());
         let start = Instant::now();
         let members = joined.joined() as u64;
+        let reading = joined.reading() as u64;
         let sent = rt.block_on(fanout::send(&room, &mut joined, room.duration, false));
-        let expected = sent.sent * members;
+        let expected = sent.sent * reading;
         rt.block_on(fanout::drain(&joined, expected, false, room.drain));
         let inside = start.elapsed();
         ctl.send(&json!({"event": "done"}))?;
@@ -105,6 +119,38 @@ impl Setting<'_> {
         let mem = memory.stop();
         let got = fanout::delivered(&joined);
         let closed = joined.closed();
+        let slow = rss_start.map(|start| {
+            let end = settled_rss_mib(rt, running.pid());
+            let fates = rt.block_on(fanout::fates(&mut joined, SLOW_IDLE, SLOW_READ_WITHIN));
+            let scheduled = room.scheduled(room.duration);
+            let line = fanout::timeline(
+                &got.per_seq,
+                scheduled,
+                &sent.unsent,
+                reading,
+                room.rate_per_s,
+                cell.bound_ms,
+            );
+            let owed = sent.sent * fates.len() as u64;
+            json!({
+                "slow_clients": fates.len(),
+                "message_bytes": cell.message_bytes,
+                "owed": owed,
+                "owed_mib": (owed * cell.message_bytes as u64) as f64 / 1_048_576.0,
+                "received": fates.iter().map(|f| f.received).sum::<u64>(),
+                "dropped": fates.iter().filter(|f| f.ending.dropped()).count(),
+                "endings": fates.iter().map(|f| f.ending.detail()).collect::<Vec<_>>(),
+                "rss_start_mib": start,
+                "rss_end_mib": end,
+                "rss_peak_mib": mem.peak_mib(),
+                "first_late_s": line.first_late_s,
+                "per_second": {
+                    "max_delivery_ms": line.max_ms,
+                    "missing": line.missing,
+                    "rss_mib": mem.per_second_mib,
+                },
+            })
+        });
         if let Some(status) = running.exited() {
             anyhow::bail!(
                 "service {} exited under load ({status}); its log: {}",
@@ -122,7 +168,7 @@ impl Setting<'_> {
             ));
         }
         error_samples.extend(joined.error_samples.iter().take(2).cloned());
-        let extra = json!({
+        let mut extra = json!({
             "server": server_figures(server, cell, self.cpus, server_cpu_s, sent.sent as f64, &mem),
             "client": {
                 "connections": members,
@@ -160,6 +206,9 @@ impl Setting<'_> {
             "scheduled": room.scheduled(room.duration),
             "achieved_rate_per_s": sent.sent as f64 / room.duration.as_secs_f64(),
         });
+        if let Some(slow) = slow {
+            extra["slow_consumer"] = slow;
+        }
         ctl.send(&json!({
             "event": "result",
             "ops": got.received,

@@ -42,6 +42,10 @@ pub(crate) struct Cell {
     pub(crate) broadcast_delay_ms: f64,
     /// How long deliveries are waited for after the last send.
     pub(crate) drain: Duration,
+    /// Clients of the room that never read (slow consumers); 0: every client reads.
+    pub(crate) slow_clients: usize,
+    /// Bytes of each message sent into the room (padded; 0: as short as its numbers).
+    pub(crate) message_bytes: usize,
 }
 
 fn num(p: &Map<String, Value>, key: &str, default: f64) -> anyhow::Result<f64> {
@@ -122,8 +126,16 @@ impl Cell {
                 "parameter clients = {clients} needs rate_per_s > 0: the messages per second sent into the room"
             );
         }
+        let slow_clients = num(p, "slow_clients", 0.0)? as usize;
+        if slow_clients > 0 && slow_clients >= clients {
+            anyhow::bail!(
+                "parameter slow_clients = {slow_clients} needs clients above it: the room's other clients are the ones whose deliveries are measured"
+            );
+        }
         Ok(Cell {
             clients,
+            slow_clients,
+            message_bytes: num(p, "message_bytes", 0.0)? as usize,
             bound_ms: num(p, "bound_ms", 100.0)?,
             broadcast_delay_ms: num(p, "broadcast_delay_ms", 0.0)?,
             drain: Duration::from_secs_f64(num(p, "drain_s", 10.0)?),
@@ -242,6 +254,16 @@ pub(crate) struct Memory {
     processes: usize,
     /// Each process's largest RSS, MiB, largest first.
     per_process_mib: Vec<f64>,
+    /// The tree's largest summed RSS in each whole second from the start, MiB (None: no
+    /// reading in that second).
+    pub(crate) per_second_mib: Vec<Option<f64>>,
+}
+
+impl Memory {
+    /// The largest summed RSS of the tree at any reading, MiB.
+    pub(crate) fn peak_mib(&self) -> f64 {
+        self.peak_tree_mib
+    }
 }
 
 impl MemoryWatch {
@@ -249,6 +271,7 @@ impl MemoryWatch {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = stop.clone();
         let handle = std::thread::spawn(move || {
+            let start = std::time::Instant::now();
             let mut m = Memory::default();
             let mut per: std::collections::BTreeMap<i32, f64> = Default::default();
             loop {
@@ -261,6 +284,12 @@ impl MemoryWatch {
                     *e = e.max(mib);
                 }
                 m.peak_tree_mib = m.peak_tree_mib.max(sum);
+                let second = start.elapsed().as_secs() as usize;
+                if m.per_second_mib.len() <= second {
+                    m.per_second_mib.resize(second + 1, None);
+                }
+                let slot = &mut m.per_second_mib[second];
+                *slot = Some(slot.map_or(sum, |s| s.max(sum)));
                 m.processes = tree.len();
                 if flag.load(std::sync::atomic::Ordering::Relaxed) {
                     break;

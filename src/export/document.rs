@@ -4,7 +4,7 @@
 use super::markup::{Block, Doc, Section};
 use super::{
     answer_tables, decision_section, fanout_tables, held_tables, network_tables, runtime_tables,
-    scenario_tables, service_tables, sweep_tables,
+    scenario_tables, service_tables, slow_tables, sweep_tables,
 };
 use crate::analysis::Report;
 
@@ -226,6 +226,7 @@ pub fn build(r: &Report) -> Doc {
     sections.extend(service_tables::section(&r.services));
     sections.extend(held_tables::section(&r.held));
     sections.extend(fanout_tables::section(&r.fanout));
+    sections.extend(slow_tables::section(&r.slow_consumers));
     sections.extend(service_tables::crossover_sections(&r.service_crossovers));
     sections.extend(sweep_tables::sections(&r.sweeps));
     sections.extend(sweep_tables::like_for_like_sections(&r.like_for_like));

@@ -21,6 +21,7 @@ pub mod pyperf;
 mod runtime_tables;
 mod scenario_tables;
 mod service_tables;
+mod slow_tables;
 mod sweep_tables;
 pub mod terminal;
 

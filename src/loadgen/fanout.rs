@@ -13,7 +13,14 @@
 //!
 //! Joining is bounded as opening held connections is ([`super::hold`]): at most
 //! [`super::hold::OPENING`] handshakes at once, and a deadline for all of them. Messages whose
-//! seq starts with `w` are warm-up: delivered, never counted.
+//! seq starts with `w` are warm-up: delivered, never counted. Messages may be padded to a size
+//! (`<seq> <intended_ns> xxx…`); the room sends the padding on with the rest.
+//!
+//! A room may hold slow consumers: clients that join and then never read, spread over the join
+//! order. Their unread deliveries fill the kernel's buffers, then whatever the server does with
+//! a client it cannot write to (buffer, block, drop) shows in the other clients' deliveries and
+//! the server's memory. At the end each slow consumer reads what reaches it ([`fates`]): how
+//! many timed messages, and whether the server had closed its connection.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -58,6 +65,10 @@ pub struct Room {
     pub timeout: Duration,
     /// How long after the last send deliveries are waited for.
     pub drain: Duration,
+    /// Clients that join and never read (slow consumers), spread over the join order.
+    pub slow: usize,
+    /// Bytes of each message sent (padded; shorter means as short as its numbers).
+    pub message_bytes: usize,
 }
 
 impl Room {
@@ -79,7 +90,21 @@ struct Tally {
     sampled: Vec<Vec<f64>>,
     /// The latest receipt, ns after the room's base.
     last_ns: u64,
+    /// Per timed message (by seq): deliveries and the largest latency.
+    per_seq: Vec<Seq>,
 }
+
+/// One timed message's deliveries so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Seq {
+    /// Clients it reached.
+    pub count: u64,
+    /// Its largest delivery latency from the intended send, µs.
+    pub max_us: u64,
+}
+
+/// Seqs past this are not tallied per message (a schedule is far shorter).
+const MAX_SEQ: usize = 10_000_000;
 
 /// Each client's buffers: the room's messages are tens of bytes, and tungstenite's default
 /// 128 KiB read buffer per client would make a room of 10,000 cost the generator over a GiB,
@@ -102,6 +127,8 @@ fn histogram() -> Histogram<u64> {
 pub struct Joined {
     base: Instant,
     writers: Vec<Writer>,
+    /// The slow consumers: joined, never read until [`fates`].
+    slow: Vec<WebSocketStream<TcpStream>>,
     tally: Arc<Mutex<Tally>>,
     /// Deliveries of timed messages, then of warm-up ones.
     received: Arc<[AtomicU64; 2]>,
@@ -116,8 +143,14 @@ pub struct Joined {
 }
 
 impl Joined {
-    /// Clients in the room.
+    /// Clients in the room, slow consumers included.
     pub fn joined(&self) -> usize {
+        self.writers.len() + self.slow.len()
+    }
+
+    /// Clients in the room that read (every one but the slow consumers): whose deliveries
+    /// are counted.
+    pub fn reading(&self) -> usize {
         self.writers.len()
     }
 
@@ -178,7 +211,12 @@ pub async fn join(room: &Room) -> Joined {
             }
         }
     }
-    let streams: Vec<_> = streams.into_iter().flatten().collect();
+    let mut streams: Vec<_> = streams.into_iter().flatten().collect();
+    let slow = slow_places(room.slow, streams.len())
+        .into_iter()
+        .rev()
+        .map(|k| streams.remove(k))
+        .collect();
     let stride = streams.len().div_ceil(SAMPLED_CLIENTS).max(1);
     let received = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
     let closed = Arc::new(AtomicU64::new(0));
@@ -190,6 +228,7 @@ pub async fn join(room: &Room) -> Joined {
         stamped: histogram(),
         sampled: Vec::new(),
         last_ns: 0,
+        per_seq: Vec::new(),
     }));
     for (k, ws) in streams.into_iter().enumerate() {
         let (writer, reader) = ws.split();
@@ -211,6 +250,7 @@ pub async fn join(room: &Room) -> Joined {
     Joined {
         base,
         writers,
+        slow,
         tally,
         received,
         closed,
@@ -219,6 +259,13 @@ pub async fn join(room: &Room) -> Joined {
         error_samples,
         elapsed: base.elapsed(),
     }
+}
+
+/// Where the `slow` slow consumers sit among `n` clients in join order: spread evenly, each
+/// in the middle of its share (one slow consumer: the middle client).
+fn slow_places(slow: usize, n: usize) -> Vec<usize> {
+    let slow = slow.min(n);
+    (0..slow).map(|j| (2 * j + 1) * n / (2 * slow)).collect()
 }
 
 /// What a client's reader shares with the rest.
@@ -266,7 +313,16 @@ async fn read(
         };
         let corrected_us = now_ns.saturating_sub(intended_ns) / 1000;
         let stamped_us = wall_ns.saturating_sub(server_ns) / 1000;
+        let seq = seq.parse::<usize>().ok().filter(|&s| s < MAX_SEQ);
         let mut t = tally.lock().expect("not poisoned");
+        if let Some(seq) = seq {
+            if t.per_seq.len() <= seq {
+                t.per_seq.resize(seq + 1, Seq::default());
+            }
+            let one = &mut t.per_seq[seq];
+            one.count += 1;
+            one.max_us = one.max_us.max(corrected_us);
+        }
         t.received += 1;
         t.last_ns = t.last_ns.max(now_ns);
         t.corrected.saturating_record(corrected_us.clamp(1, MAX_US));
@@ -295,6 +351,8 @@ pub struct Sent {
     pub end_ns: u64,
     /// The latest a send started after its intended time, ms.
     pub max_start_lag_ms: f64,
+    /// Seqs whose send failed or did not end in time.
+    pub unsent: Vec<usize>,
 }
 
 /// Sends `room.rate_per_s` messages a second for `duration`, message i from writer
@@ -321,12 +379,13 @@ pub async fn send(room: &Room, joined: &mut Joined, duration: Duration, warm: bo
         out.max_start_lag_ms = out.max_start_lag_ms.max(lag);
         let intended_ns = intended.duration_since(base).as_nanos() as u64;
         let k = (i % used) * writers.len() / used;
-        let text = format!("{tag}{i} {intended_ns}");
+        let text = padded(format!("{tag}{i} {intended_ns}"), room.message_bytes);
         match tokio::time::timeout(room.timeout, writers[k].send(Message::text(text))).await {
             Ok(Ok(())) => out.sent += 1,
-            Ok(Err(e)) => fail(&mut out, format!("send: {e}")),
+            Ok(Err(e)) => fail(&mut out, i, format!("send: {e}")),
             Err(_) => fail(
                 &mut out,
+                i,
                 format!("send not done within {:.0} s", room.timeout.as_secs_f64()),
             ),
         }
@@ -335,8 +394,19 @@ pub async fn send(room: &Room, joined: &mut Joined, duration: Duration, warm: bo
     out
 }
 
-fn fail(out: &mut Sent, e: String) {
+/// `text` padded with ` xxx…` to `bytes`, when it is shorter.
+fn padded(mut text: String, bytes: usize) -> String {
+    if bytes > text.len() + 1 {
+        text.push(' ');
+        let pad = bytes - text.len();
+        text.extend(std::iter::repeat_n('x', pad));
+    }
+    text
+}
+
+fn fail(out: &mut Sent, seq: usize, e: String) {
     out.errors += 1;
+    out.unsent.push(seq);
     if out.error_samples.len() < ERROR_SAMPLES {
         out.error_samples.push(e);
     }
@@ -367,6 +437,8 @@ pub struct Delivered {
     pub sampled_clients: usize,
     /// The latest receipt, ns after the room's base.
     pub last_ns: u64,
+    /// Per timed message (by seq): deliveries and the largest latency.
+    pub per_seq: Vec<Seq>,
 }
 
 /// Everything the readers have tallied so far.
@@ -379,7 +451,130 @@ pub fn delivered(joined: &Joined) -> Delivered {
         sampled: t.sampled.concat(),
         sampled_clients: t.sampled.len(),
         last_ns: t.last_ns,
+        per_seq: t.per_seq.clone(),
     }
+}
+
+/// The timed schedule second by second, as the reading clients received it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    /// When the first message that reached a reading client late (its latency above the
+    /// bound) or not at all was intended, s from the schedule's start; None: none did.
+    pub first_late_s: Option<f64>,
+    /// Per second of the schedule: the largest delivery latency of its messages, ms (None:
+    /// none of them was delivered).
+    pub max_ms: Vec<Option<f64>>,
+    /// Per second of the schedule: deliveries of its messages not received.
+    pub missing: Vec<u64>,
+}
+
+/// The timeline of `scheduled` messages sent at `rate_per_s` to `reading` clients, from what
+/// they received (`per_seq`); messages in `unsent` (ascending) were never sent and are skipped.
+pub fn timeline(
+    per_seq: &[Seq],
+    scheduled: usize,
+    unsent: &[usize],
+    reading: u64,
+    rate_per_s: f64,
+    bound_ms: f64,
+) -> Timeline {
+    let second = |i: usize| (i as f64 / rate_per_s).floor() as usize;
+    let seconds = if scheduled == 0 {
+        0
+    } else {
+        second(scheduled - 1) + 1
+    };
+    let mut out = Timeline {
+        first_late_s: None,
+        max_ms: vec![None; seconds],
+        missing: vec![0; seconds],
+    };
+    for i in (0..scheduled).filter(|i| unsent.binary_search(i).is_err()) {
+        let one = per_seq.get(i).copied().unwrap_or_default();
+        let s = second(i);
+        out.missing[s] += reading.saturating_sub(one.count);
+        if one.count > 0 {
+            let ms = one.max_us as f64 / 1000.0;
+            out.max_ms[s] = Some(out.max_ms[s].map_or(ms, |m: f64| m.max(ms)));
+        }
+        let late = one.count < reading || one.max_us as f64 / 1000.0 > bound_ms;
+        if late && out.first_late_s.is_none() {
+            out.first_late_s = Some(i as f64 / rate_per_s);
+        }
+    }
+    out
+}
+
+/// How a slow consumer's connection stood when it finally read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ending {
+    /// Still open: nothing more arrived for a while, and no close.
+    Open,
+    /// The server closed it (a close frame, or the end of the stream), with what it said.
+    Closed(String),
+    /// It failed (a reset, a protocol error), with the error.
+    Failed(String),
+}
+
+impl Ending {
+    /// Whether the server ended the connection.
+    pub fn dropped(&self) -> bool {
+        !matches!(self, Ending::Open)
+    }
+
+    /// What happened, in a few words.
+    pub fn detail(&self) -> String {
+        match self {
+            Ending::Open => "open".into(),
+            Ending::Closed(why) => format!("closed by the server: {why}"),
+            Ending::Failed(e) => format!("failed: {e}"),
+        }
+    }
+}
+
+/// What one slow consumer found when it read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fate {
+    /// Timed messages it received.
+    pub received: u64,
+    /// How its connection stood.
+    pub ending: Ending,
+}
+
+/// Each slow consumer reads what reaches it until its connection ends, nothing arrives for
+/// `idle`, or `within` has passed (the last two: still open).
+pub async fn fates(joined: &mut Joined, idle: Duration, within: Duration) -> Vec<Fate> {
+    let until = tokio::time::Instant::now() + within;
+    let reads = joined.slow.iter_mut().map(|ws| async move {
+        let mut received = 0;
+        loop {
+            let next = tokio::time::timeout(idle, ws.next());
+            let ending = match tokio::time::timeout_at(until, next).await {
+                Err(_) | Ok(Err(_)) => Ending::Open,
+                Ok(Ok(None)) => Ending::Closed("the stream ended".into()),
+                Ok(Ok(Some(Err(e)))) => Ending::Failed(e.to_string()),
+                Ok(Ok(Some(Ok(Message::Close(frame))))) => {
+                    Ending::Closed(frame.map_or("no close code".into(), |f| {
+                        format!("{} {}", f.code, f.reason)
+                    }))
+                }
+                Ok(Ok(Some(Ok(m)))) => {
+                    let timed = m.to_text().is_ok_and(|t| !t.is_empty() && !is_warm(t));
+                    received += u64::from(timed);
+                    continue;
+                }
+            };
+            return Fate { received, ending };
+        }
+    });
+    futures_util::future::join_all(reads).await
+}
+
+/// Whether a delivered text is a warm-up message (`<server_ns> w<seq> …`).
+fn is_warm(text: &str) -> bool {
+    text.split(' ')
+        .nth(1)
+        .is_some_and(|seq| seq.starts_with('w'))
 }
 
 /// Closes every client (a close frame each, then the connection) and stops the readers.
@@ -392,6 +587,7 @@ pub async fn leave(mut joined: Joined, within: Duration) {
     })
     .await;
     joined.readers.abort_all();
+    joined.slow.clear();
 }
 
 #[cfg(test)]
@@ -408,8 +604,55 @@ mod tests {
             join_within: Duration::from_secs(1),
             timeout: Duration::from_secs(1),
             drain: Duration::from_secs(1),
+            slow: 0,
+            message_bytes: 0,
         };
         assert_eq!(room.scheduled(room.duration), 100);
         assert_eq!(room.scheduled(Duration::from_millis(1)), 1);
+    }
+
+    #[test]
+    fn slow_consumers_sit_evenly_spread_over_the_join_order() {
+        assert_eq!(slow_places(1, 50), vec![25]);
+        assert_eq!(slow_places(2, 100), vec![25, 75]);
+        assert_eq!(slow_places(3, 2), vec![0, 1]);
+        assert!(slow_places(0, 10).is_empty());
+    }
+
+    #[test]
+    fn a_padded_message_has_the_size_asked_and_keeps_its_numbers_first() {
+        let text = padded("12 3456".into(), 64);
+        assert_eq!(text.len(), 64);
+        assert!(text.starts_with("12 3456 xx"));
+        assert_eq!(padded("12 3456".into(), 8), "12 3456");
+        assert!(is_warm("99 w3 1 xx"));
+        assert!(!is_warm("99 3 1 xx"));
+    }
+
+    #[test]
+    fn the_timeline_finds_the_first_late_message_and_counts_what_is_missing() {
+        let seq = |count, ms: u64| Seq {
+            count,
+            max_us: ms * 1000,
+        };
+        // Four messages a second to 3 readers: the second second's first message is late, its
+        // third reached one reader only, its fourth was never sent.
+        let per_seq = [
+            seq(3, 5),
+            seq(3, 6),
+            seq(3, 7),
+            seq(3, 8),
+            seq(3, 150),
+            seq(3, 9),
+            seq(1, 9),
+        ];
+        let t = timeline(&per_seq, 8, &[7], 3, 4.0, 100.0);
+        assert_eq!(t.first_late_s, Some(1.0));
+        assert_eq!(t.max_ms, vec![Some(8.0), Some(150.0)]);
+        assert_eq!(t.missing, vec![0, 2]);
+        let quiet = timeline(&per_seq[..4], 4, &[], 3, 4.0, 100.0);
+        assert_eq!(quiet.first_late_s, None);
+        let lost = timeline(&[], 2, &[], 3, 4.0, 100.0);
+        assert_eq!((lost.first_late_s, lost.max_ms), (Some(0.0), vec![None]));
     }
 }

@@ -2,12 +2,14 @@
 writes it (a set of connections; a broadcast awaits each send in turn).
 
 GET /plain answers as in asgi_app (the lab's readiness check); /ws joins the room (room.py has the
-message format). A send that fails drops that connection from the room.
+message format). A send that fails drops that connection from the room, and says so on stderr
+(the server's log).
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -29,8 +31,9 @@ async def broadcast(text: str) -> None:
     for ws in list(clients):
         try:
             await ws.send_text(text)
-        except Exception:
+        except Exception as e:
             clients.discard(ws)
+            print(f"room: dropped a client whose send failed: {e!r}", file=sys.stderr)
 
 
 async def chat(ws: WebSocket) -> None:

@@ -4,11 +4,13 @@ connection (and simple-websocket's own reader thread beside it).
 
 GET /plain answers as in wsgi_app (the lab's readiness check); /ws joins the room (room.py). A
 broadcast holds the room's lock, so broadcasts go one at a time and a connection's frames never
-interleave, as on one event loop; a send that fails drops that connection from the room.
+interleave, as on one event loop; a send that fails drops that connection from the room, and says
+so on stderr (the server's log).
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
@@ -36,8 +38,9 @@ def broadcast(text: str) -> None:
         for ws in list(clients):
             try:
                 ws.send(text)
-            except Exception:
+            except Exception as e:
                 clients.discard(ws)
+                print(f"room: dropped a client whose send failed: {e!r}", file=sys.stderr)
 
 
 @sock.route("/ws")
