@@ -291,7 +291,8 @@ async fn read(
         closed,
     } = reading;
     while let Some(Ok(msg)) = reader.next().await {
-        let Ok(text) = msg.to_text() else { continue };
+        // Only text frames are the room's messages (a ping's payload may read as text too).
+        let Message::Text(text) = msg else { continue };
         let now_ns = base.elapsed().as_nanos() as u64;
         let wall_ns = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -558,11 +559,12 @@ pub async fn fates(joined: &mut Joined, idle: Duration, within: Duration) -> Vec
                         format!("{} {}", f.code, f.reason)
                     }))
                 }
-                Ok(Ok(Some(Ok(m)))) => {
-                    let timed = m.to_text().is_ok_and(|t| !t.is_empty() && !is_warm(t));
-                    received += u64::from(timed);
+                Ok(Ok(Some(Ok(Message::Text(t))))) => {
+                    received += u64::from(!is_warm(&t));
                     continue;
                 }
+                // Pings (whose payload may read as text), pongs and frames: not messages.
+                Ok(Ok(Some(Ok(_)))) => continue,
             };
             return Fate { received, ending };
         }
