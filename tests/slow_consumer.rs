@@ -45,7 +45,7 @@ fn a_blocking_room_stalls_and_a_buffering_one_keeps_what_it_owes() {
     let catalogue = out.path().join("catalogue.toml");
     std::fs::write(&catalogue, CATALOGUE).unwrap();
     let dir = out.path().join("run");
-    bin()
+    let run = bin()
         .args(["run", "--scenario", "slow_pair", "--python", "3.12"])
         .arg("--catalogue")
         .arg(&catalogue)
@@ -54,6 +54,7 @@ fn a_blocking_room_stalls_and_a_buffering_one_keeps_what_it_owes() {
         .timeout(std::time::Duration::from_secs(300))
         .assert()
         .success();
+    let printed = String::from_utf8_lossy(&run.get_output().stdout).to_string();
     assert_eq!(
         wait_for_none(std::time::Duration::from_secs(10)),
         Vec::<i32>::new(),
@@ -111,4 +112,9 @@ fn a_blocking_room_stalls_and_a_buffering_one_keeps_what_it_owes() {
     ] {
         assert!(summary.contains(said), "summary.md does not say {said:?}");
     }
+    assert!(
+        printed.contains("  ws_flask_sock (sync, Python 3.12")
+            && printed.contains("the broadcast stalled for every client"),
+        "the terminal summary does not say what the blocking room did:\n{printed}"
+    );
 }

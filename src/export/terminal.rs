@@ -119,6 +119,16 @@ pub fn render(r: &Report) -> String {
                 a.metric
             );
         }
+        for s in r.slow_consumers.iter().filter(|s| s.scenario == sc.name) {
+            let _ = writeln!(
+                out,
+                "  {} ({}, Python {}): {}",
+                s.variant,
+                s.kind,
+                s.python,
+                super::slow_tables::what_happened(s)
+            );
+        }
     }
     let failed: Vec<_> = r.thresholds.iter().filter(|c| !c.passed).collect();
     if !r.thresholds.is_empty() {
