@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use super::loadgen_cell::{own_cpu_s, server_figures, settled_rss_mib, Cell, Ctl, MemoryWatch};
 use crate::catalogue::Server;
 use crate::loadgen::fanout::{self, Room};
+use crate::loadgen::slow;
 use crate::services::under_test::RunningServer;
 
 /// How long closing the clients may take at the end.
@@ -121,9 +122,9 @@ impl Setting<'_> {
         let closed = joined.closed();
         let slow = rss_start.map(|start| {
             let end = settled_rss_mib(rt, running.pid());
-            let fates = rt.block_on(fanout::fates(&mut joined, SLOW_IDLE, SLOW_READ_WITHIN));
+            let fates = rt.block_on(slow::fates(&mut joined, SLOW_IDLE, SLOW_READ_WITHIN));
             let scheduled = room.scheduled(room.duration);
-            let line = fanout::timeline(
+            let line = slow::timeline(
                 &got.per_seq,
                 scheduled,
                 &sent.unsent,

@@ -22,6 +22,7 @@ pub mod check;
 pub mod fanout;
 pub mod hold;
 pub mod selfcheck;
+pub mod slow;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
