@@ -6,10 +6,10 @@ Usage: ENV/bin/python scripts/bare_held_connections.py SERVER N --workers W --th
 SERVER is a [[server]] of workloads/catalogue.toml; its command is filled in here ({python} is
 this interpreter, {port} a free port, the keep_alive arguments appended) and run in
 workloads/services/. The script starts it, waits for GET /plain, warms it with a second of
-requests on ten connections, reads the summed VmRSS of its process tree, opens N connections with
-plain blocking sockets (each sends one keep-alive GET /plain and reads its whole answer; one the
-server says it closes is closed), holds them for the settle time, reads the tree again and
-prints one JSON line:
+requests on ten connections at once, reads the summed VmRSS of its process tree, opens N
+connections with plain blocking sockets (each sends one keep-alive GET /plain and reads its whole
+answer; one the server says it closes is closed), holds them for the settle time, reads the tree
+again and prints one JSON line:
 {"connections": N, "held": H, "rss_before_kib": ..., "rss_after_kib": ...,
  "per_connection_kib": ...}, where held counts the connections the server had not closed, and
 per_connection_kib is the RSS added over them.
@@ -28,6 +28,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 import tomllib
@@ -122,17 +123,25 @@ def command(
 
 
 def warm(port: int, seconds: float = 1.0, connections: int = 10) -> None:
-    """Requests back to back on a few keep-alive connections, as the lab's warm-up sends."""
-    socks = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(connections)]
+    """Requests back to back on a few keep-alive connections at once, as the lab's closed-loop
+    warm-up sends them: with several in flight, a threaded server starts its pool's threads now,
+    not while the measured connections open."""
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        for i, s in enumerate(socks):
+
+    def one() -> None:
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        while time.monotonic() < end:
             s.sendall(REQUEST)
             if not read_answer(s):
                 s.close()
-                socks[i] = socket.create_connection(("127.0.0.1", port), timeout=10)
-    for s in socks:
+                s = socket.create_connection(("127.0.0.1", port), timeout=10)
         s.close()
+
+    clients = [threading.Thread(target=one) for _ in range(connections)]
+    for t in clients:
+        t.start()
+    for t in clients:
+        t.join()
 
 
 def wait_ready(port: int, proc: subprocess.Popen, limit: float = 60.0) -> None:

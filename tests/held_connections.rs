@@ -3,6 +3,12 @@
 //! within 10% with scripts/bare_held_connections.py, which starts the same server and holds the
 //! same connections with nothing of the lab's (Python sockets, its own /proc reading); and the
 //! run leaves no server behind.
+//!
+//! Both run each server with one worker process. With several, which worker accepts a
+//! connection is a race, and a worker the warm-up did not reach starts its threads and grows its
+//! heap while the measured connections open: a fixed cost of a few hundred KiB that lands in
+//! one reading and not the other by chance, and at 1,000 connections moves either figure by
+//! several percent. One worker leaves the two procedures as the only difference.
 
 mod common;
 
@@ -38,6 +44,7 @@ fn memory_per_held_connection_agrees_with_a_bare_script_for_every_server() {
     bin()
         .args(["run", "--scenario", "connections", "--python", "3.12"])
         .args(["--rounds", "1", "--param", &format!("hold={HOLD}")])
+        .args(["--param", "workers=1"])
         .args(["--param", "duration_s=1", "--max-foreign-cores", "100"])
         .arg("--out")
         .arg(&dir)
@@ -87,8 +94,15 @@ fn memory_per_held_connection_agrees_with_a_bare_script_for_every_server() {
             assert!(held["kib_per_connection"].is_null(), "{variant}: {held}");
             continue;
         }
-        assert_eq!(held["open_at_end"], HOLD, "{variant}: {held}");
-        assert_eq!(bare["held"], HOLD, "{variant}: {bare}");
+        // A gthread worker keeps at most worker_connections - threads (996) alive; every other
+        // server holds them all. Either way both must hold the same connections.
+        let limit = if variant == "gunicorn_gthread" {
+            1000 - server["threads"].as_u64().unwrap()
+        } else {
+            HOLD
+        };
+        assert_eq!(held["open_at_end"], limit, "{variant}: {held}");
+        assert_eq!(bare["held"], limit, "{variant}: {bare}");
         let lab = held["kib_per_connection"].as_f64().unwrap();
         let own = bare["per_connection_kib"].as_f64().unwrap();
         assert!(
