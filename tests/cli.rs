@@ -78,6 +78,25 @@ fn a_room_larger_than_the_machine_allows_is_refused_before_the_run() {
 }
 
 #[test]
+fn a_room_of_slow_clients_only_is_refused_before_the_run() {
+    one_line_error(
+        &[
+            "run",
+            "--scenario",
+            "slow_consumer",
+            "--param",
+            "slow_clients=50",
+            "--dry-run",
+        ],
+        &[
+            "scenario slow_consumer",
+            "slow_clients = 50",
+            "clients above it",
+        ],
+    );
+}
+
+#[test]
 fn zero_rounds_is_refused() {
     one_line_error(
         &["run", "--scenario", "io_http", "--rounds", "0"],

@@ -19,7 +19,9 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use serde_json::{json, Map, Value};
 
-use super::loadgen_cell::{own_cpu_s, server_figures, settled_rss_mib, Cell, Ctl, MemoryWatch};
+use super::loadgen_cell::{
+    own_cpu_s, server_cores, server_figures, settled_rss_mib, Cell, Ctl, MemoryWatch,
+};
 use crate::catalogue::Server;
 use crate::loadgen::{self, hold, Endpoint, Load};
 use crate::services::under_test::{self, Launch, RunningServer};
@@ -122,12 +124,7 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
     let params: Map<String, Value> = serde_json::from_str(&args.params)?;
     let services: Map<String, Value> = serde_json::from_str(&args.services)?;
     let server_cpus = crate::affinity::parse_cpus(&args.server_cpus)?;
-    let cores = if server_cpus.is_empty() {
-        crate::affinity::allowed_cpus().len().max(1)
-    } else {
-        server_cpus.len()
-    };
-    let cell = Cell::read(&params, &server, cores)?;
+    let cell = Cell::read(&params, &server, server_cores(&server_cpus))?;
     let port = under_test::free_port()?;
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let mut env = vec![

@@ -58,7 +58,19 @@ fn num(p: &Map<String, Value>, key: &str, default: f64) -> anyhow::Result<f64> {
     }
 }
 
+/// The cores a server's `cores` rules ("2*cores+1") count: the CPUs it is pinned to, or every
+/// CPU this process may use when it is not pinned.
+pub(crate) fn server_cores(server_cpus: &[usize]) -> usize {
+    if server_cpus.is_empty() {
+        crate::affinity::allowed_cpus().len().max(1)
+    } else {
+        server_cpus.len()
+    }
+}
+
 impl Cell {
+    /// A cell's parameters read against its server; the plan reads every cell this way before
+    /// the run, so a parameter a cell would refuse is refused before anything is measured.
     pub(crate) fn read(
         p: &Map<String, Value>,
         server: &Server,

@@ -9,6 +9,7 @@ use crate::catalogue::{
     held_connections, room_clients, Scenario, Service, CLIENTS_PARAM, HOLD_PARAM,
 };
 use crate::commands::envs::{prepare_pythons, MissingPython};
+use crate::commands::loadgen_cell::{server_cores, Cell};
 use crate::error::UsageError;
 use crate::python::PythonEnv;
 use crate::runner::matrix::{self, CellSpec, ParamOverride};
@@ -202,6 +203,11 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
                     }
                 }
                 let server = cat.server(&s.name, &spec.variant)?;
+                let params = spec.params.clone().into_iter().collect();
+                let cores = server_cores(&placement.server_under_test_cpus);
+                Cell::read(&params, server, cores).map_err(|e| {
+                    anyhow::anyhow!("scenario {}, variant {}: {e}", s.name, spec.variant)
+                })?;
                 spec.server = Some(matrix::ServerUnderTest {
                     server: server.clone(),
                     dir: std::path::absolute(cat.dir.join(&server.dir))?,
