@@ -45,6 +45,9 @@ pub struct ServiceRow {
     /// Connections the generator opened per request (near 0 with keep-alive, 1 when the
     /// server closes every connection).
     pub connects_per_request: f64,
+    /// A WebSocket room's cell: its "requests" are the messages sent into the room, and its
+    /// clients connect once each, so connections per request say nothing there.
+    pub room: bool,
 }
 
 /// The rows of every cell with a service under test, in document order.
@@ -89,6 +92,7 @@ fn row(c: &Cell) -> Option<ServiceRow> {
             .map(|(_, cl)| cl.cpu_share)
             .fold(0.0, f64::max),
         connects_per_request,
+        room: servers.iter().any(|(r, _)| r.extra.fanout.is_some()),
     })
 }
 

@@ -16,6 +16,9 @@ pub fn section(rows: &[ServiceRow]) -> Option<Section> {
         Some(&first.scenario),
     );
     out.para(format!("Each server ran as its own process tree on the CPUs the placement gave it, started afresh for every run and driven by the lab's load generator (src/loadgen) over keep-alive connections. Medians over each cell's measured runs: server CPU per request attempted (its whole tree), the peak of the tree's summed RSS and of its largest process. *generator CPU* is the load generator's largest share of one CPU in any run; above {:.0}% it may have limited what it measured. *connects/request* near 1 means the server closed the connection after every answer (gunicorn's sync workers do), so each request paid a TCP handshake.", CLIENT_BUSY_SHARE * 100.0));
+    if rows.iter().any(|r| r.room) {
+        out.para("In a WebSocket room a request is a message sent into the room: its CPU is per message sent (each one broadcast to every client), and its clients connect once each, so connects/request does not apply (–).");
+    }
     let mut t = Table::new([
         "variant",
         "python",
@@ -42,11 +45,19 @@ pub fn section(rows: &[ServiceRow]) -> Option<Section> {
             r.kind.clone(),
             format!("{} × {}", r.workers, r.threads),
             r.db_connections.to_string(),
-            num(r.cpu_ms_per_request),
+            if r.room {
+                format!("{} per message", num(r.cpu_ms_per_request))
+            } else {
+                num(r.cpu_ms_per_request)
+            },
             num(r.rss_mib),
             num(r.largest_process_mib),
             format!("{:.0}%{busy}", r.client_cpu_share * 100.0),
-            format!("{:.2}", r.connects_per_request),
+            if r.room {
+                "–".into()
+            } else {
+                format!("{:.2}", r.connects_per_request)
+            },
         ]);
     }
     out.table(t);
