@@ -26,8 +26,11 @@ readonly IMAGE=asynclab/postgres:15-debian
 readonly BASE_REPO=asynclab/postgres-base
 readonly LABEL=asynclab.build-hash
 readonly ROOTFS_LABEL=asynclab.rootfs-key
-# What the rootfs gets on top of minbase (dependencies come along).
-readonly ROOTFS_PACKAGES="postgresql-${PG_MAJOR}"
+# What the rootfs gets on top of minbase (dependencies come along): PostgreSQL, and the shared
+# libraries this machine's CPython builds load (ssl, ffi, sqlite3, bz2, lzma, readline, curses,
+# expat, uuid, nis), so that the same image runs every role of `asynclab run --hosts
+# containers` with the interpreters and environments bind-mounted from the host.
+readonly ROOTFS_PACKAGES="postgresql-${PG_MAJOR} libffi8 libsqlite3-0 libbz2-1.0 liblzma5 libreadline8 libncursesw6 libexpat1 libuuid1 libnsl2 libtirpc3 libcrypt1"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache_dir="${ASYNCLAB_CACHE_DIR:-$here/.cache}"

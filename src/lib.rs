@@ -27,6 +27,8 @@
 //!   (text, Markdown or JSON, with environment warnings); `export::adr`: a decision record;
 //!   `export::pyperf`: a pyperf suite;
 //!   [`cost`]: asyncio time per request.
+//! - [`hosts`]: where the client, server and database roles run (`--hosts containers`: each in
+//!   its own container), the round trips between them, and the sweep of what a killed run left.
 //! - [`interrupt`]: Ctrl-C stops workers and keeps what was measured.
 //! - [`procfs`]: every read of /proc (process stat, status, threads, children; /proc/stat),
 //!   beneath the runner and the services.
@@ -46,6 +48,7 @@ pub mod error;
 pub mod export;
 pub mod extras;
 pub mod format;
+pub mod hosts;
 pub mod interrupt;
 pub mod loadgen;
 pub mod procfs;

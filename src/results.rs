@@ -264,6 +264,11 @@ pub struct Method {
     /// above 0); empty when every cell talked to its services directly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delay_lines: Vec<DelayLineRecord>,
+    /// Where the run's roles ran when they were apart (`--hosts containers`): each role's
+    /// container, image and CPUs, and the round trips measured between them; absent when
+    /// everything ran on this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<HostsRecord>,
     /// The CPU wake-up latency request in force while the run measured: "held at 0 µs ..."
     /// (idle CPUs poll, so the lab's timers and every wake-up are prompt) or "not held (why)";
     /// absent in documents from before it was recorded.
@@ -302,6 +307,59 @@ pub struct DelayLineRecord {
     pub rtt_ms: f64,
     /// Uniform jitter per direction, ms: each chunk waits U[0, 2 × jitter_ms] more.
     pub jitter_ms: f64,
+}
+
+/// Where the roles of a run ran (`--hosts containers`): one container per role on a private
+/// network of one Docker engine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostsRecord {
+    /// How the roles were placed: `containers`.
+    pub mode: String,
+    /// The Docker engine's address (`unix:///var/run/docker.sock`, `tcp://...`).
+    pub engine: String,
+    /// The private network the roles shared.
+    pub network: String,
+    /// One entry per role: `client`, `server`, `database`.
+    pub roles: Vec<RoleRecord>,
+    /// Round trips measured from the client to the other roles, over the path the cells used.
+    pub round_trips: Vec<RoundTripRecord>,
+}
+
+/// One role's host: its container, image, address and CPUs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoleRecord {
+    /// `client` (the driver and its workers), `server` (the mock HTTP and echo servers) or
+    /// `database` (PostgreSQL).
+    pub role: String,
+    /// The container's name.
+    pub container: String,
+    /// The image it ran, and the image's id (`sha256:...`).
+    pub image: String,
+    /// The image's id.
+    pub image_id: String,
+    /// Its address on the private network.
+    pub address: String,
+    /// Its CPU set (`--cpuset-cpus`).
+    pub cpus: Vec<usize>,
+}
+
+/// Round trips between two roles: a reader sees the distance every number of the run includes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundTripRecord {
+    /// The role that sent (`client`).
+    pub from: String,
+    /// The role that answered.
+    pub to: String,
+    /// What went over the path: "64-byte TCP echo ping-pong" or "SELECT 1".
+    pub probe: String,
+    /// Round trips timed (after warm-up ones).
+    pub samples: usize,
+    /// Median round trip, ms.
+    pub median_ms: f64,
+    /// 90th percentile, ms.
+    pub p90_ms: f64,
+    /// Slowest, ms.
+    pub max_ms: f64,
 }
 
 /// `--placement`: how the services and the workers share the machine's CPUs.

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use asynclab::services::postgres::container::{Engine, LABEL_PID, LOCAL_IMAGE};
 use asynclab::services::postgres::seed::{AUTHORS_ROWS, BOOKS_ROWS, ITEMS_ROWS};
 use asynclab::services::postgres::{server_settings, PgBackend, Postgres, SeedOutcome};
-use common::{root, test_workloads_args};
+use common::{docker, root, test_workloads_args};
 
 /// Why the container tests are ignored in a plain `cargo test`.
 const NEEDS_ENGINE: &str =
@@ -49,17 +49,6 @@ fn require_engine_with_image() {
     if let Err(log) = built {
         panic!("an engine is reachable but compose/build-image.sh failed:\n{log}");
     }
-}
-
-/// `docker ARGS...` stdout, trimmed; panics with stderr on failure.
-fn docker(args: &[&str]) -> String {
-    let out = Command::new("docker").args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "docker {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// Containers (any state) whose label `key` has `value`.

@@ -91,6 +91,33 @@ fn fully_populated() -> Results {
         rtt_ms: 5.0,
         jitter_ms: 0.5,
     }];
+    let role = |role: &str, cpus: Vec<usize>| asynclab::results::RoleRecord {
+        role: role.into(),
+        container: format!("asynclab-0123abcd-{role}"),
+        image: "asynclab/postgres:15-debian".into(),
+        image_id: "sha256:b112".into(),
+        address: "172.18.0.2".into(),
+        cpus,
+    };
+    r.method.hosts = Some(asynclab::results::HostsRecord {
+        mode: "containers".into(),
+        engine: "unix:///var/run/docker.sock".into(),
+        network: "asynclab-0123abcd".into(),
+        roles: vec![
+            role("client", vec![0]),
+            role("server", vec![1]),
+            role("database", vec![1]),
+        ],
+        round_trips: vec![asynclab::results::RoundTripRecord {
+            from: "client".into(),
+            to: "server".into(),
+            probe: "64-byte TCP echo ping-pong".into(),
+            samples: 200,
+            median_ms: 0.02,
+            p90_ms: 0.03,
+            max_ms: 0.05,
+        }],
+    });
     r.method.wake_hold =
         Some("held at 0 µs through /dev/cpu_dma_latency: idle CPUs poll instead of halting".into());
     r.skipped = vec![asynclab::results::SkippedScenario {

@@ -58,6 +58,7 @@ fn flags(a: &RerunArgs) -> RunArgs {
         placement: a.placement,
         params: Vec::new(),
         rates: None,
+        hosts: None,
         pg: a.pg,
         pg_image: a.pg_image.clone(),
         strict: false,

@@ -54,6 +54,9 @@ fn intro(r: &Report) -> Vec<Block> {
             cpu_list(&m.cpus)
         )));
     }
+    if let Some(h) = &m.hosts {
+        out.push(Block::Para(hosts_text(h)));
+    }
     for s in &r.results.skipped {
         out.push(Block::Para(format!(
             "Scenario {} did not run: it needs {}, which could not be had: {}",
@@ -85,6 +88,40 @@ fn intro(r: &Report) -> Vec<Block> {
         )));
     }
     out
+}
+
+/// Where each role ran and the round trips between them (`--hosts containers`).
+fn hosts_text(h: &crate::results::HostsRecord) -> String {
+    let roles: Vec<String> = h
+        .roles
+        .iter()
+        .map(|r| {
+            format!(
+                "{} at {} on CPU(s) {}",
+                r.role,
+                r.address,
+                cpu_list(&r.cpus)
+            )
+        })
+        .collect();
+    let trips: Vec<String> = h
+        .round_trips
+        .iter()
+        .map(|t| {
+            format!(
+                "{} → {} {:.3} ms median ({:.3} ms p90, {}, {} round trips)",
+                t.from, t.to, t.median_ms, t.p90_ms, t.probe, t.samples
+            )
+        })
+        .collect();
+    format!(
+        "Hosts: each role in its own container on the private network {} of the Docker engine at {}, from image {}: {}. Every number includes the distance between them, measured before the first run: {}.",
+        h.network,
+        h.engine,
+        h.roles.first().map_or("", |r| r.image.as_str()),
+        roles.join("; "),
+        trips.join("; ")
+    )
 }
 
 /// `0,1`, or "any CPU" for an empty (unpinned) set.

@@ -117,3 +117,17 @@ pub fn wait_for_none(limit: std::time::Duration) -> Vec<i32> {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+/// `docker ARGS...` stdout, trimmed; panics with stderr on failure.
+pub fn docker(args: &[&str]) -> String {
+    let out = std::process::Command::new("docker")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "docker {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}

@@ -33,7 +33,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
         args.max_foreign_cores(),
         BUSY_WINDOW,
     ));
-    env.mock_http = services.http.as_ref().map(|h| h.url());
+    env.mock_http = services.routes.direct.http_url.clone();
     env.postgres = services.pg.as_ref().map(|p| p.describe());
     let first = plan.scenarios[0].plan;
     Results {
@@ -71,6 +71,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
                 probe: Some(interference::PROBE_WORK.into()),
             }),
             delay_lines: services.delay_line_records(),
+            hosts: services.hosts.clone(),
             wake_hold: Some(services.wake.detail.clone()),
         },
         scenarios: plan

@@ -19,6 +19,7 @@ use crate::study::{Study, StudyPlan};
 
 pub mod budget;
 pub mod dry_run;
+pub mod hosts;
 pub mod measure;
 pub mod placement;
 pub mod plan;
@@ -95,6 +96,12 @@ pub struct RunArgs {
     /// to double from 10/s until each variant saturates; the report marks each variant's knee.
     #[arg(long, value_name = "R1,R2,...|auto")]
     pub rates: Option<crate::runner::sweep::Rates>,
+    /// Where the roles run: `local` (every role on this machine, the default) or `containers`
+    /// (the client, the mock servers and PostgreSQL each in its own container on a private
+    /// network of the local Docker engine, with its own CPU set; `make docker-image` builds
+    /// the image from Debian's packages). docs/hosts.md has the details.
+    #[arg(long, value_enum, value_name = "local|containers")]
+    pub hosts: Option<crate::hosts::Hosts>,
     /// Where PostgreSQL comes from [default: auto].
     #[arg(long, value_enum)]
     pub pg: Option<PgBackend>,
@@ -245,6 +252,17 @@ pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
         dry_run::print(args, &plan);
         return Ok(0);
     }
+    let deployed = crate::hosts::Deployed::from_env()?;
+    if deployed.is_none() && args.hosts == Some(crate::hosts::Hosts::Containers) {
+        return hosts::execute(args, &plan);
+    }
+    if deployed.is_some() {
+        // This driver is the client role: the other roles' CPUs are theirs, not foreign.
+        crate::runner::interference::watch_only(&crate::affinity::allowed_cpus());
+    } else {
+        // Containers and networks of a run that was SIGKILLed.
+        crate::hosts::sweep::sweep_reachable();
+    }
     // Servers under test whose driver was SIGKILLed before it could stop them.
     let swept = crate::services::under_test::sweep_orphans();
     if !swept.is_empty() {
@@ -257,7 +275,13 @@ pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
     // The budget's clock starts with the services.
     let clock = std::time::Instant::now();
     // Guards that stop the services on return, error or Ctrl-C.
-    let services = services::start(&plan, args.pg(), args.pg_image(), args.strict)?;
+    let services = services::start(
+        &plan,
+        args.pg(),
+        args.pg_image(),
+        args.strict,
+        deployed.as_ref(),
+    )?;
     interrupt::check()?;
     let (plan, skipped) = match &services.missing {
         Some(m) => {

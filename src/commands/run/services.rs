@@ -2,7 +2,9 @@
 //! echo, PostgreSQL) and, for every network distance the plan's cells ask for, a delay line
 //! in front of each service they use; hands out the addresses; dropping [`Services`] stops them.
 //! While the mock server or a delay line runs, it holds the CPU wake-up latency request
-//! ([`WakeHold`]) their timers need.
+//! ([`WakeHold`]) their timers need. A driver that is the client role of `--hosts containers`
+//! starts no mock server: it uses the server role's, and measures the round trips to the other
+//! roles first.
 
 use std::sync::Arc;
 
@@ -10,6 +12,7 @@ use anyhow::Context;
 
 use super::plan::RunPlan;
 use crate::catalogue::Service;
+use crate::hosts::{round_trip, Deployed};
 use crate::results::DelayLineRecord;
 use crate::runner::matrix::Network;
 use crate::runner::process::{Routes, ServiceAddrs};
@@ -38,6 +41,8 @@ pub struct Services {
     pub wake: WakeHold,
     /// A service the plan needs that could not be had, when the run may go on without it.
     pub missing: Option<Missing>,
+    /// Where the roles ran, when apart (`--hosts containers`), with the round trips measured.
+    pub hosts: Option<crate::results::HostsRecord>,
 }
 
 /// A service that could not be started, and why (the error's one line, with its fix).
@@ -102,6 +107,7 @@ pub fn start(
     pg: PgBackend,
     pg_image: &str,
     strict: bool,
+    deployed: Option<&Deployed>,
 ) -> anyhow::Result<Services> {
     let cpus = &plan.placement.service_cpus;
     if !cpus.is_empty() {
@@ -111,12 +117,14 @@ pub fn start(
             )
         })?;
     }
-    let http = if plan.needs(Service::Http) {
+    let hosts = deployed.map(measure_distances).transpose()?;
+    let local = deployed.is_none();
+    let http = if local && plan.needs(Service::Http) {
         Some(MockHttp::start("127.0.0.1:0".parse()?).context("starting the mock HTTP server")?)
     } else {
         None
     };
-    let echo = if plan.needs(Service::Echo) {
+    let echo = if local && plan.needs(Service::Echo) {
         Some(EchoServer::start("127.0.0.1:0".parse()?).context("starting the TCP echo server")?)
     } else {
         None
@@ -144,19 +152,26 @@ pub fn start(
     } else {
         None
     };
-    let direct = ServiceAddrs {
-        http_url: http.as_ref().map(|h| h.url()),
-        database_url: pg.as_ref().map(|p| p.url().to_string()),
-        echo_addr: echo.as_ref().map(|e| e.addr().to_string()),
+    let direct = match deployed {
+        Some(d) => ServiceAddrs {
+            http_url: plan.needs(Service::Http).then(|| d.http_url.clone()),
+            database_url: pg.as_ref().map(|p| p.url().to_string()),
+            echo_addr: plan.needs(Service::Echo).then(|| d.echo_addr.clone()),
+        },
+        None => ServiceAddrs {
+            http_url: http.as_ref().map(|h| h.url()),
+            database_url: pg.as_ref().map(|p| p.url().to_string()),
+            echo_addr: echo.as_ref().map(|e| e.addr().to_string()),
+        },
     };
-    let wake = if plan.needs(Service::Http)
-        || !networks(plan, missing.as_ref().map(|m| m.service)).is_empty()
+    let wake = if http.is_some() || !networks(plan, missing.as_ref().map(|m| m.service)).is_empty()
     {
         WakeHold::acquire()
     } else {
         WakeHold::none("no mock server or delay line in this run")
     };
     let mut services = Services {
+        hosts,
         missing,
         wake,
         lines: Vec::new(),
@@ -174,6 +189,21 @@ pub fn start(
         services.routes.delayed.push((network, addrs));
     }
     Ok(services)
+}
+
+/// The round trips from this client role to the server (TCP echo) and the database (`SELECT
+/// 1`), and the deployment's record with the client's own address filled in.
+fn measure_distances(d: &Deployed) -> anyhow::Result<crate::results::HostsRecord> {
+    let (to_server, client_ip) = round_trip::echo("client", "server", &d.echo_addr)
+        .context("--hosts containers: timing the round trip to the server role")?;
+    let to_database = round_trip::postgres("client", "database", &d.database_url)
+        .context("--hosts containers: timing the round trip to the database role")?;
+    let mut record = d.record.clone();
+    for r in record.roles.iter_mut().filter(|r| r.role == "client") {
+        r.address = client_ip.to_string();
+    }
+    record.round_trips = vec![to_server, to_database];
+    Ok(record)
 }
 
 /// Every network distance the plan's cells ask for, with the services those cells use; the
@@ -217,9 +247,14 @@ fn start_lines(
     };
     let mut addrs = ServiceAddrs::default();
     for service in needs {
+        let direct = &services.routes.direct;
         let upstream = match service {
-            Service::Http => services.http.as_ref().map(|h| h.addr()),
-            Service::Echo => services.echo.as_ref().map(|e| e.addr()),
+            Service::Http => direct
+                .http_url
+                .as_deref()
+                .map(|u| u.trim_start_matches("http://").parse())
+                .transpose()?,
+            Service::Echo => direct.echo_addr.as_deref().map(str::parse).transpose()?,
             Service::Postgres => match &services.pg {
                 Some(pg) => Some(crate::services::postgres::external::tcp_upstream(pg.url())?),
                 None => None,

@@ -79,6 +79,33 @@ impl Owner {
         Self::parse(&fs::read_to_string(dir.join(OWNER_FILE)).ok()?)
     }
 
+    /// The owner on one line, `PID START_TIME BOOT_ID PID_NS`: the value of the label a
+    /// container or network of the lab carries ([`Owner::from_label`] reads it back).
+    pub fn label(&self) -> String {
+        format!(
+            "{} {} {} {}",
+            self.pid, self.start_time, self.boot_id, self.pid_ns
+        )
+    }
+
+    /// Parses [`Owner::label`]; anything else is `None`.
+    pub fn from_label(text: &str) -> Option<Owner> {
+        let mut f = text.split(' ');
+        let owner = Owner {
+            pid: f.next()?.parse().ok().filter(|p: &i32| *p > 0)?,
+            start_time: f.next()?.parse().ok()?,
+            boot_id: f.next()?.to_string(),
+            pid_ns: f.next()?.to_string(),
+        };
+        f.next().is_none().then_some(owner)
+    }
+
+    /// True when this owner ran in this boot and pid namespace, so [`Owner::is_alive`] can
+    /// judge it: an owner from elsewhere is never called gone.
+    pub fn judgeable(&self) -> bool {
+        self.boot_id == procfs::boot_id() && self.pid_ns == procfs::pid_namespace()
+    }
+
     fn render(&self) -> String {
         format!(
             "pid {}\nstart_time {}\nboot_id {}\npid_ns {}\n",

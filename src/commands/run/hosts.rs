@@ -1,0 +1,170 @@
+//! `asynclab run --hosts containers`: the same run with each role in its own container. This
+//! driver starts the server and database roles ([`crate::hosts::containers`]), then runs itself
+//! again as the client role, in a container on the same network, with the same arguments, the
+//! results folder mounted and the other roles' addresses in its environment; it copies the
+//! client's output and returns its exit code. The servers under test of `loadgen` scenarios are
+//! not a role yet, so their scenarios are refused here.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::plan::RunPlan;
+use super::{write, RunArgs};
+use crate::error::UsageError;
+use crate::hosts::containers::{Deployment, RoleCpus, Spec};
+use crate::services::postgres::container::{Engine, LOCAL_IMAGE};
+
+/// Starts the roles and runs the client role; its exit code.
+pub fn execute(args: &RunArgs, plan: &RunPlan) -> anyhow::Result<i32> {
+    if let Some(s) = plan
+        .scenarios
+        .iter()
+        .find(|s| s.scenario.driver == crate::catalogue::Driver::Loadgen)
+    {
+        return Err(UsageError::Flag {
+            flag: "--hosts",
+            message: format!(
+                "scenario {} drives a server under test, which is not a role of --hosts containers yet (the roles are the client, the mock servers and PostgreSQL); run it without --hosts",
+                s.scenario.name
+            ),
+        }
+        .into());
+    }
+    crate::hosts::sweep::sweep_reachable();
+    let engine = Engine::connect().map_err(|e| {
+        anyhow::anyhow!("--hosts containers: {e}; start the Docker engine, or run without --hosts")
+    })?;
+    let cwd = std::env::current_dir()?;
+    let out = std::fs::canonicalize(write::out_dir(args)?)?;
+    let venvs = std::fs::canonicalize(&args.env.venvs).unwrap_or(cwd.join(&args.env.venvs));
+    let mut rw = vec![cwd.clone()];
+    for p in [&out, &venvs] {
+        if !p.starts_with(&cwd) {
+            rw.push(p.clone());
+        }
+    }
+    let spec = Spec {
+        image: LOCAL_IMAGE.into(),
+        cpus: RoleCpus::split(&crate::affinity::allowed_cpus()),
+        exe: std::env::current_exe()?,
+        rw,
+        ro: interpreter_prefixes(&venvs, &cwd),
+    };
+    eprintln!(
+        "asynclab: --hosts containers: starting the server and database roles on the Docker engine at {}",
+        engine.host()
+    );
+    let mut deployment = Deployment::start(engine, &spec)?;
+    let deployed = deployment.deployed();
+    for r in &deployed.record.roles {
+        eprintln!(
+            "asynclab: {} role in {} at {} on CPU(s) {}",
+            r.role,
+            r.container,
+            r.address,
+            crate::affinity::format_cpus(&r.cpus)
+        );
+    }
+    let argv = client_args(std::env::args_os().skip(1).collect(), &out);
+    let mut env = vec![format!(
+        "{}={}",
+        crate::services::postgres::DATABASE_URL_ENV,
+        deployed.database_url
+    )];
+    for key in ["PATH", "HOME", "LANG", "PYENV_ROOT"] {
+        if let Ok(v) = std::env::var(key) {
+            env.push(format!("{key}={v}"));
+        }
+    }
+    let code = deployment.run_client(&spec, argv, env, &cwd)?;
+    drop(deployment);
+    crate::interrupt::check()?;
+    Ok(i32::try_from(code).unwrap_or(1))
+}
+
+/// The client role's arguments: this command line without `--hosts`, `--out` and `--pg` (and
+/// their values), with the results folder made here and PostgreSQL at the database role.
+fn client_args(argv: Vec<OsString>, out: &Path) -> Vec<String> {
+    let mut kept = Vec::new();
+    let mut it = argv.into_iter().map(|a| a.to_string_lossy().into_owned());
+    while let Some(a) = it.next() {
+        let flag = a.split('=').next().unwrap_or_default().to_string();
+        if ["--hosts", "--out", "--pg"].contains(&flag.as_str()) {
+            if !a.contains('=') {
+                it.next();
+            }
+            continue;
+        }
+        kept.push(a);
+    }
+    kept.extend([
+        "--out".into(),
+        out.display().to_string(),
+        "--pg".into(),
+        "external".into(),
+    ]);
+    kept
+}
+
+/// The installation prefixes of the environments' interpreters (each venv's `home` without its
+/// `bin`), outside `cwd`: mounted read-only so the environments work in the client role.
+fn interpreter_prefixes(venvs: &Path, cwd: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let Ok(dirs) = std::fs::read_dir(venvs) else {
+        return out;
+    };
+    for d in dirs.flatten() {
+        let Ok(cfg) = std::fs::read_to_string(d.path().join("pyvenv.cfg")) else {
+            continue;
+        };
+        let home = cfg.lines().find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == "home").then(|| PathBuf::from(v.trim()))
+        });
+        let Some(prefix) = home.and_then(|h| h.parent().map(Path::to_path_buf)) else {
+            continue;
+        };
+        let prefix = std::fs::canonicalize(&prefix).unwrap_or(prefix);
+        if !prefix.starts_with(cwd) && !out.iter().any(|p| prefix.starts_with(p)) {
+            out.retain(|p| !p.starts_with(&prefix));
+            out.push(prefix);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_client_runs_the_same_command_without_hosts_out_and_pg() {
+        let argv = [
+            "run",
+            "--scenario",
+            "io_http,db",
+            "--hosts",
+            "containers",
+            "--out=x",
+            "--pg",
+            "local",
+            "--quick",
+        ]
+        .map(OsString::from)
+        .to_vec();
+        let args = client_args(argv, Path::new("/r/out"));
+        assert_eq!(
+            args,
+            [
+                "run",
+                "--scenario",
+                "io_http,db",
+                "--quick",
+                "--out",
+                "/r/out",
+                "--pg",
+                "external"
+            ]
+        );
+    }
+}
