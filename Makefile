@@ -47,7 +47,7 @@ test-rust: envs
 	$(CARGO) test --release --locked
 
 test-docker: docker-image
-	$(CARGO) test --release --locked --test postgres_container --test hosts_containers -- --ignored --skip helper_
+	$(CARGO) test --release --locked --test postgres_container --test hosts_containers --test remote_engine -- --ignored --skip helper_
 
 test-netem: envs
 	$(CARGO) test --release --locked --test netem_crosscheck -- --ignored

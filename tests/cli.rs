@@ -97,6 +97,62 @@ fn a_room_of_slow_clients_only_is_refused_before_the_run() {
 }
 
 #[test]
+fn a_database_host_that_is_not_an_engine_is_refused_in_one_line() {
+    one_line_error(
+        &[
+            "run",
+            "--scenario",
+            "db",
+            "--database-host",
+            "ssh://h",
+            "--dry-run",
+        ],
+        &[
+            "--database-host",
+            "\"ssh://h\"",
+            "tcp://HOST:PORT",
+            "ssh -NL",
+        ],
+    );
+    // Nothing listens on port 1: the engine is named with the fix, before anything starts.
+    one_line_error(
+        &[
+            "run",
+            "--scenario",
+            "db",
+            "--database-host",
+            "tcp://127.0.0.1:1",
+            "--dry-run",
+        ],
+        &[
+            "--database-host",
+            "no Docker engine is reachable at tcp://127.0.0.1:1",
+            "correct the address",
+        ],
+    );
+}
+
+#[test]
+fn a_server_under_test_is_not_a_role_of_hosts_containers() {
+    one_line_error(
+        &[
+            "run",
+            "--scenario",
+            "service",
+            "--hosts",
+            "containers",
+            "--dry-run",
+        ],
+        &[
+            "--hosts",
+            "scenario service",
+            "server under test",
+            "without --hosts",
+        ],
+    );
+}
+
+#[test]
 fn zero_rounds_is_refused() {
     one_line_error(
         &["run", "--scenario", "io_http", "--rounds", "0"],

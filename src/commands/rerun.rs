@@ -59,6 +59,7 @@ fn flags(a: &RerunArgs) -> RunArgs {
         params: Vec::new(),
         rates: None,
         hosts: None,
+        database_host: None,
         pg: a.pg,
         pg_image: a.pg_image.clone(),
         strict: false,

@@ -13,9 +13,50 @@ use super::{write, RunArgs};
 use crate::error::UsageError;
 use crate::hosts::containers::{Deployment, RoleCpus, Spec};
 use crate::services::postgres::container::{Engine, LOCAL_IMAGE};
+use crate::services::postgres::PgBackend;
 
-/// Starts the roles and runs the client role; its exit code.
-pub fn execute(args: &RunArgs, plan: &RunPlan) -> anyhow::Result<i32> {
+/// `--database-host ENGINE`: the flags with PostgreSQL in a container on that engine. The
+/// container code (testcontainers) finds its engine in `DOCKER_HOST`, so this process's is set
+/// to it, before any thread that reads the environment starts.
+pub fn database_on(args: &RunArgs, engine: &str) -> anyhow::Result<RunArgs> {
+    let refuse = |message: String| -> anyhow::Result<RunArgs> {
+        Err(UsageError::Flag {
+            flag: "--database-host",
+            message,
+        }
+        .into())
+    };
+    if !(engine.starts_with("tcp://") || engine.starts_with("unix://")) {
+        return refuse(format!(
+            "{engine:?} is not an engine address: give tcp://HOST:PORT or unix:///PATH (for ssh://, forward the socket first: ssh -NL 2375:/var/run/docker.sock HOST, then tcp://127.0.0.1:2375)"
+        ));
+    }
+    if args.hosts == Some(crate::hosts::Hosts::Containers) {
+        return refuse("--hosts containers places the database role itself on the local engine; give one of the two".into());
+    }
+    if let Some(pg) = args
+        .pg
+        .filter(|p| !matches!(p, PgBackend::Container | PgBackend::Auto))
+    {
+        return refuse(format!(
+            "the database role on an engine is a container, but --pg {} asks for another PostgreSQL; drop --pg",
+            super::resolve::pg_name(pg)
+        ));
+    }
+    std::env::set_var("DOCKER_HOST", engine);
+    if let Err(e) = Engine::connect() {
+        return refuse(format!(
+            "{e}; start the engine there, or correct the address"
+        ));
+    }
+    let mut mapped = args.clone();
+    mapped.pg = Some(PgBackend::Container);
+    mapped.database_host = None;
+    Ok(mapped)
+}
+
+/// Refuses a plan `--hosts containers` cannot place: scenarios with a server under test.
+pub fn check(plan: &RunPlan) -> anyhow::Result<()> {
     if let Some(s) = plan
         .scenarios
         .iter()
@@ -30,6 +71,11 @@ pub fn execute(args: &RunArgs, plan: &RunPlan) -> anyhow::Result<i32> {
         }
         .into());
     }
+    Ok(())
+}
+
+/// Starts the roles and runs the client role; its exit code.
+pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     crate::hosts::sweep::sweep_reachable();
     let engine = Engine::connect().map_err(|e| {
         anyhow::anyhow!("--hosts containers: {e}; start the Docker engine, or run without --hosts")
@@ -89,7 +135,7 @@ fn client_args(argv: Vec<OsString>, out: &Path) -> Vec<String> {
     let mut it = argv.into_iter().map(|a| a.to_string_lossy().into_owned());
     while let Some(a) = it.next() {
         let flag = a.split('=').next().unwrap_or_default().to_string();
-        if ["--hosts", "--out", "--pg"].contains(&flag.as_str()) {
+        if ["--hosts", "--out", "--pg", "--database-host"].contains(&flag.as_str()) {
             if !a.contains('=') {
                 it.next();
             }

@@ -102,6 +102,12 @@ pub struct RunArgs {
     /// the image from Debian's packages). docs/hosts.md has the details.
     #[arg(long, value_enum, value_name = "local|containers")]
     pub hosts: Option<crate::hosts::Hosts>,
+    /// Put the database role on this Docker engine (`tcp://HOST:2375`, `unix:///PATH`):
+    /// PostgreSQL runs in a container there, as with `--pg container` and `DOCKER_HOST`; an
+    /// image the engine lacks is copied from this machine's engine, where `make docker-image`
+    /// builds it. TechEmpower's --database-host.
+    #[arg(long, value_name = "ENGINE")]
+    pub database_host: Option<String>,
     /// Where PostgreSQL comes from [default: auto].
     #[arg(long, value_enum)]
     pub pg: Option<PgBackend>,
@@ -225,6 +231,14 @@ pub fn execute(cli: &RunArgs) -> anyhow::Result<i32> {
 
 /// [`execute`] with the study already merged into `args` (what `rerun` calls).
 pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
+    let mapped;
+    let args = match &args.database_host {
+        Some(engine) => {
+            mapped = hosts::database_on(args, engine)?;
+            &mapped
+        }
+        None => args,
+    };
     let plan = plan::plan(args)?;
     for m in &plan.missing_pythons {
         eprintln!(
@@ -248,13 +262,17 @@ pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
             .into());
         }
     }
+    let deployed = crate::hosts::Deployed::from_env()?;
+    let deploy = deployed.is_none() && args.hosts == Some(crate::hosts::Hosts::Containers);
+    if deploy {
+        hosts::check(&plan)?;
+    }
     if args.dry_run {
         dry_run::print(args, &plan);
         return Ok(0);
     }
-    let deployed = crate::hosts::Deployed::from_env()?;
-    if deployed.is_none() && args.hosts == Some(crate::hosts::Hosts::Containers) {
-        return hosts::execute(args, &plan);
+    if deploy {
+        return hosts::execute(args);
     }
     if deployed.is_some() {
         // This driver is the client role: the other roles' CPUs are theirs, not foreign.

@@ -52,7 +52,7 @@ fn typed_guess(v: &str) -> toml::Value {
 }
 
 /// `--pg`'s name for a backend.
-fn pg_name(b: PgBackend) -> String {
+pub(super) fn pg_name(b: PgBackend) -> String {
     b.to_possible_value()
         .map(|v| v.get_name().to_string())
         .unwrap_or_else(|| "auto".into())
