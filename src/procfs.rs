@@ -101,46 +101,10 @@ impl CpuTicks {
         Self::parse(&std::fs::read_to_string("/proc/stat").ok()?)
     }
 
-    /// `/proc/stat`'s counters summed over the CPUs `cpus` (its `cpuN` lines), `None` where it
-    /// cannot be read or lists none of them.
-    pub fn read_cpus(cpus: &[usize]) -> Option<CpuTicks> {
-        Self::parse_cpus(&std::fs::read_to_string("/proc/stat").ok()?, cpus)
-    }
-
-    /// Parses the `cpuN` lines of `cpus` in a `/proc/stat` text and sums them.
-    pub fn parse_cpus(text: &str, cpus: &[usize]) -> Option<CpuTicks> {
-        let mut sum: Option<CpuTicks> = None;
-        for line in text.lines() {
-            let Some(rest) = line.strip_prefix("cpu") else {
-                continue;
-            };
-            let Some((n, counters)) = rest.split_once(' ') else {
-                continue;
-            };
-            if !n.parse().is_ok_and(|n: usize| cpus.contains(&n)) {
-                continue;
-            }
-            let t = Self::parse_counters(counters)?;
-            let s = sum.get_or_insert_with(CpuTicks::default);
-            s.user += t.user;
-            s.nice += t.nice;
-            s.system += t.system;
-            s.idle += t.idle;
-            s.iowait += t.iowait;
-            s.irq += t.irq;
-            s.softirq += t.softirq;
-            s.steal += t.steal;
-        }
-        sum
-    }
-
     /// Parses the `cpu ` line of a `/proc/stat` text; states an older kernel does not count
     /// (steal before 2.6.11) read as 0.
     pub fn parse(text: &str) -> Option<CpuTicks> {
-        Self::parse_counters(text.lines().find_map(|l| l.strip_prefix("cpu "))?)
-    }
-
-    fn parse_counters(line: &str) -> Option<CpuTicks> {
+        let line = text.lines().find_map(|l| l.strip_prefix("cpu "))?;
         let f: Vec<u64> = line
             .split_whitespace()
             .map(|v| v.parse().ok())
@@ -321,19 +285,6 @@ mod tests {
         assert_eq!(t.total(), 132);
         assert_eq!(CpuTicks::parse("cpu  1 2 3\n"), None);
         assert!(CpuTicks::read().unwrap().total() > 0);
-    }
-
-    #[test]
-    fn cpu_ticks_of_some_cpus_sum_their_lines() {
-        let text = "cpu  10 1 5 100 4 2 3 7
-cpu0 5 0 2 50 2 1 1 3
-cpu1 5 1 3 50 2 1 2 4
-";
-        let one = CpuTicks::parse_cpus(text, &[1]).unwrap();
-        assert_eq!((one.user, one.nice, one.steal), (5, 1, 4));
-        let both = CpuTicks::parse_cpus(text, &[0, 1]).unwrap();
-        assert_eq!(both, CpuTicks::parse(text).unwrap());
-        assert_eq!(CpuTicks::parse_cpus(text, &[7]), None);
     }
 
     #[test]

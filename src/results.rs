@@ -343,6 +343,19 @@ pub struct RoleRecord {
     pub cpus: Vec<usize>,
 }
 
+/// What one role's processes used during a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoleUsage {
+    /// `server` or `database`.
+    pub role: String,
+    /// CPU seconds of the role's process tree between `go` and `done` (the scheduler's
+    /// runtime, as for PostgreSQL's short-lived backends).
+    pub cpu_s: f64,
+    /// Memory of the role's process tree at `done`, MiB: PSS summed, so pages its processes
+    /// share (PostgreSQL's shared buffers) count once.
+    pub pss_mib: f64,
+}
+
 /// Round trips between two roles: a reader sees the distance every number of the run includes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundTripRecord {
@@ -625,6 +638,10 @@ pub struct RunRecord {
     pub errors: u64,
     /// Requests the mock server counted during the run, when it was used.
     pub server_requests: Option<u64>,
+    /// What the other roles used during the run, when they ran apart (`--hosts containers`):
+    /// read from /proc on this machine, like the worker's own figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<RoleUsage>,
     /// ops / wall_s.
     pub throughput_per_s: f64,
     /// What the latencies measure: "service" (from the actual send) or a corrected kind.

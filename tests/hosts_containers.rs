@@ -153,9 +153,38 @@ fn three_roles_in_containers_measure_and_leave_nothing_after_a_kill_a_ctrl_c_or_
         assert!(median > 0.0 && median <= p90 && p90 < 5.0, "{t}");
     }
     let cells = r["cells"].as_array().unwrap();
+    let role_cpus = |name: &str| {
+        let role = roles.iter().find(|r| r["role"] == name).unwrap();
+        role["cpus"].as_array().unwrap().len() as f64
+    };
     for c in cells {
-        assert_eq!(c["status"], "ok", "{}: {}", c["id"], c["failure"]);
-        assert_eq!(c["summary"]["errors"], 0, "{}", c["id"]);
+        let id = c["id"].as_str().unwrap();
+        assert_eq!(c["status"], "ok", "{id}: {}", c["failure"]);
+        assert_eq!(c["summary"]["errors"], 0, "{id}");
+        // Each run records the role whose service the cell used, read from outside: it did some
+        // work, and no more than its CPU set allows in the run's wall time (10 ms of slack for
+        // the reads around `go` and `done`).
+        let used = if c["scenario"] == "db" {
+            "database"
+        } else {
+            "server"
+        };
+        for run in c["runs"].as_array().unwrap() {
+            let usage = run["roles"].as_array().unwrap();
+            assert_eq!(usage.len(), 1, "{id}: {usage:?}");
+            assert_eq!(usage[0]["role"], used, "{id}");
+            let cpu = usage[0]["cpu_s"].as_f64().unwrap();
+            let wall = run["wall_s"].as_f64().unwrap();
+            assert!(
+                cpu > 0.0 && cpu <= wall * role_cpus(used) + 0.01,
+                "{id}: {cpu} s in {wall} s"
+            );
+            assert!(usage[0]["pss_mib"].as_f64().unwrap() > 0.0, "{id}");
+            // The mock server in its container counted every request, as in the driver.
+            if c["scenario"] == "io_http" {
+                assert_eq!(run["server_requests"], run["ops"], "{id}");
+            }
+        }
     }
     // io_http's known answer holds across the network: no variant beats Little's law, and
     // asyncio with its 50 requests in flight is far ahead of one at a time, as on loopback.

@@ -99,6 +99,11 @@ fn fully_populated() -> Results {
         address: "172.18.0.2".into(),
         cpus,
     };
+    r.cells[0].runs[0].roles = vec![asynclab::results::RoleUsage {
+        role: "server".into(),
+        cpu_s: 0.12,
+        pss_mib: 9.5,
+    }];
     r.method.hosts = Some(asynclab::results::HostsRecord {
         mode: "containers".into(),
         engine: "unix:///var/run/docker.sock".into(),

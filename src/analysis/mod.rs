@@ -16,6 +16,7 @@ pub mod like_for_like;
 pub mod measured;
 pub mod network;
 pub mod ops;
+pub mod roles;
 pub mod runtime;
 pub mod scenario;
 pub mod service_questions;
@@ -62,6 +63,8 @@ pub struct Report<'a> {
     /// Services under test that held idle connections: how many, memory per connection and
     /// the trickle's p99 while they were held.
     pub held: Vec<held::HeldRow>,
+    /// What the other roles cost per operation when they ran apart (`--hosts containers`).
+    pub roles: Vec<roles::RoleRow>,
     /// WebSocket rooms: who joined, memory per client, delivery latency, whether each kept up.
     pub fanout: Vec<fanout::FanoutRow>,
     /// WebSocket rooms with a client that stopped reading: what each server did about it.
@@ -142,6 +145,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
         ceilings: network::ceiling_rows(&results.cells, &results.ceilings),
         services: services::rows(&all_cells),
         held: held::rows(&all_cells),
+        roles: roles::rows(&all_cells),
         fanout: fanout::rows(&all_cells),
         slow_consumers: slow_consumer::rows(&all_cells),
         service_crossovers: services::kind_crossovers(&all_cells, rule),

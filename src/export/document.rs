@@ -3,8 +3,8 @@
 
 use super::markup::{Block, Doc, Section};
 use super::{
-    answer_tables, decision_section, fanout_tables, held_tables, network_tables, runtime_tables,
-    scenario_tables, service_tables, slow_tables, sweep_tables,
+    answer_tables, decision_section, fanout_tables, held_tables, network_tables, role_tables,
+    runtime_tables, scenario_tables, service_tables, slow_tables, sweep_tables,
 };
 use crate::analysis::Report;
 
@@ -269,6 +269,7 @@ pub fn build(r: &Report) -> Doc {
     sections.extend(sweep_tables::like_for_like_sections(&r.like_for_like));
     sections.extend(network_tables::sections(&r.network));
     sections.extend(network_tables::ceiling_section(&r.ceilings));
+    sections.extend(role_tables::section(&r.roles));
     if !r.warnings.is_empty() {
         let mut s = Section::new("Warnings", None);
         s.blocks.push(Block::Folded(

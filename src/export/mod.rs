@@ -18,6 +18,7 @@ mod markdown;
 pub mod markup;
 mod network_tables;
 pub mod pyperf;
+mod role_tables;
 mod runtime_tables;
 mod scenario_tables;
 mod service_tables;

@@ -94,6 +94,10 @@ struct Role<'a> {
     /// `HOST:CONTAINER[:ro]` mounts.
     binds: Vec<String>,
     workdir: Option<String>,
+    /// Share this machine's pid namespace, so the client reads the other roles' processes in
+    /// /proc (with the capability to read their memory maps) and counts the machine's CPU as it
+    /// does without containers.
+    host_pids: bool,
 }
 
 /// A running deployment of the server and database roles; dropping it removes every container
@@ -106,6 +110,8 @@ pub struct Deployment {
     roles: Vec<RoleRecord>,
     database_url: String,
     server_ip: String,
+    /// Each started role's init, by its host pid.
+    pids: Vec<(String, i32)>,
     // Declared last: its runtime must outlive the calls above.
     engine: Engine,
 }
@@ -146,6 +152,7 @@ impl Deployment {
             roles: Vec::new(),
             database_url: String::new(),
             server_ip: String::new(),
+            pids: Vec::new(),
             engine,
         };
         d.image_id = d.image_id(&spec.image)?;
@@ -166,6 +173,7 @@ impl Deployment {
                 env: db_env,
                 binds: Vec::new(),
                 workdir: None,
+                host_pids: false,
             },
         )?;
         let exe = spec.exe.display().to_string();
@@ -190,6 +198,7 @@ impl Deployment {
                 env: Vec::new(),
                 binds: vec![format!("{exe}:{exe}:ro")],
                 workdir: None,
+                host_pids: false,
             },
         )?;
         d.database_url = format!("postgresql://{USER}:{password}@{db_ip}:5432/{DATABASE}");
@@ -250,11 +259,20 @@ impl Deployment {
         let docker = self.engine.docker().clone();
         let network = self.network.clone();
         let at = name.clone();
-        let ip = self.engine.block_on(async move {
+        let started = self.engine.block_on(async move {
             docker.start_container(&at, None).await?;
-            address(&docker, &at, &network).await
+            let pid = docker
+                .inspect_container(&at, None)
+                .await?
+                .state
+                .and_then(|s| s.pid)
+                .filter(|p| *p > 0)
+                .ok_or_else(|| anyhow::anyhow!("container {at} has no process"))?;
+            anyhow::Ok((address(&docker, &at, &network).await?, pid as i32))
         })?;
-        let ip = ip.with_context(|| format!("--hosts containers: starting the {label} role"))?;
+        let (ip, pid) =
+            started.with_context(|| format!("--hosts containers: starting the {label} role"))?;
+        self.pids.push((label.to_string(), pid));
         self.roles.push(RoleRecord {
             role: label.into(),
             container: name,
@@ -287,6 +305,9 @@ impl Deployment {
                 // A minimal init as pid 1: it forwards signals and reaps what the role's
                 // processes leave.
                 init: Some(true),
+                pid_mode: role.host_pids.then(|| "host".to_string()),
+                // Reading another user's smaps_rollup (PSS) is a ptrace-read check.
+                cap_add: role.host_pids.then(|| vec!["SYS_PTRACE".to_string()]),
                 shm_size: Some(256 * 1024 * 1024),
                 ..Default::default()
             }),
@@ -360,6 +381,7 @@ impl Deployment {
                 roles: self.roles.clone(),
                 round_trips: Vec::new(),
             },
+            role_pids: self.pids.clone(),
         }
     }
 
@@ -406,6 +428,7 @@ impl Deployment {
                 env,
                 binds,
                 workdir: Some(workdir.display().to_string()),
+                host_pids: true,
             },
         )?;
         let name = self.name("client");

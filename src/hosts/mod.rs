@@ -7,10 +7,12 @@
 
 pub mod containers;
 pub mod round_trip;
+pub mod stats;
 pub mod sweep;
 
 use serde::{Deserialize, Serialize};
 
+use crate::catalogue::Service;
 use crate::results::HostsRecord;
 
 /// `--hosts`: where the roles run.
@@ -21,6 +23,16 @@ pub enum Hosts {
     Local,
     /// Each role in its own container on a private network of the Docker engine.
     Containers,
+}
+
+/// The services a role runs: the server role the mock HTTP and echo servers, the database role
+/// PostgreSQL.
+pub fn serves(role: &str) -> &'static [Service] {
+    match role {
+        "server" => &[Service::Http, Service::Echo],
+        "database" => &[Service::Postgres],
+        _ => &[],
+    }
 }
 
 /// Environment variable through which a driver running as the client role learns where the
@@ -39,6 +51,9 @@ pub struct Deployed {
     pub database_url: String,
     /// The roles' containers, images and CPU sets (round trips still empty).
     pub record: HostsRecord,
+    /// The host pid of each other role's container (its init), whose process tree the client
+    /// reads in /proc: it shares this machine's pid namespace.
+    pub role_pids: Vec<(String, i32)>,
 }
 
 impl Deployed {

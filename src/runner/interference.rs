@@ -52,24 +52,8 @@ struct SystemTicks {
     steal: u64,
 }
 
-/// The CPUs whose counters [`system_ticks`] reads; unset: every CPU.
-static WATCHED_CPUS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
-
-/// Counts only what runs on `cpus` from now on: a driver that is one host of several sharing
-/// the machine (`run --hosts containers`) watches its own CPU set, where another role's work
-/// would be foreign; the other roles' CPUs are theirs. Kernel threads are not visible from
-/// its pid namespace, so their work on these CPUs counts as foreign. Set once; later calls
-/// are ignored.
-pub fn watch_only(cpus: &[usize]) {
-    let _ = WATCHED_CPUS.set(cpus.to_vec());
-}
-
 fn system_ticks() -> SystemTicks {
-    let t = match WATCHED_CPUS.get() {
-        Some(cpus) => procfs::CpuTicks::read_cpus(cpus),
-        None => procfs::CpuTicks::read(),
-    }
-    .unwrap_or_default();
+    let t = procfs::CpuTicks::read().unwrap_or_default();
     SystemTicks {
         busy: t.user + t.nice + t.system,
         steal: t.steal,

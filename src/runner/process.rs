@@ -80,13 +80,28 @@ pub struct ProcessExecutor {
     pub server_logs: PathBuf,
     /// Service addresses, per network distance.
     pub services: Routes,
-    /// Reads the mock server's served-request counter, when it runs.
-    pub http_requests: Option<Arc<dyn Fn() -> u64 + Send + Sync>>,
+    /// Reads the mock server's served-request counter, when it runs (`None` from it: the
+    /// counter could not be read).
+    pub http_requests: Option<Arc<dyn Fn() -> Option<u64> + Send + Sync>>,
+    /// The other roles' process trees (`--hosts containers`): their CPU is the lab's, and each
+    /// run of a cell that uses a role's services records what the role used.
+    pub roles: Vec<RoleProcess>,
     /// Root pids of the services that run as processes (PostgreSQL's): their CPU time is the
     /// lab's own, not interference.
     pub service_pids: Vec<i32>,
     /// When a run counts as contaminated by other programs.
     pub limits: super::interference::Limits,
+}
+
+/// Another role's process tree, and the services it provides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoleProcess {
+    /// `server` or `database`.
+    pub role: String,
+    /// The root of its tree (its container's init), as this machine's /proc numbers it.
+    pub pid: i32,
+    /// The services it runs.
+    pub serves: Vec<crate::catalogue::Service>,
 }
 
 /// A spawned worker that is killed (its whole process group) if dropped while running.
@@ -400,7 +415,16 @@ impl Executor for ProcessExecutor {
         let processes_at_ready = crate::procfs::tree(pid).len();
         let window = super::interference::Window::open(pid, &self.service_pids);
         let cpu_before = sampler::tree_cpu_s(pid);
-        let requests_before = self.http_requests.as_ref().map(|f| f());
+        let requests_before = self.http_requests.as_ref().and_then(|f| f());
+        let used: Vec<&RoleProcess> = self
+            .roles
+            .iter()
+            .filter(|r| r.serves.iter().any(|s| cell.services.contains(s)))
+            .collect();
+        let roles_before: Vec<f64> = used
+            .iter()
+            .map(|r| sampler::tree_runtime_s(r.pid))
+            .collect();
         let sampler = sampler::PeakSampler::start(pid);
         let go = Instant::now();
         {
@@ -424,6 +448,15 @@ impl Executor for ProcessExecutor {
         let done = w.wait_for("done", cell.timeout, cell);
         let wall_s = go.elapsed().as_secs_f64();
         let cpu_after = sampler::tree_cpu_s(pid);
+        let roles: Vec<crate::results::RoleUsage> = used
+            .iter()
+            .zip(&roles_before)
+            .map(|(r, before)| crate::results::RoleUsage {
+                role: r.role.clone(),
+                cpu_s: (sampler::tree_runtime_s(r.pid) - before).max(0.0),
+                pss_mib: kib_to_mib(sampler::tree_pss_kib(r.pid)),
+            })
+            .collect();
         // The peak first: a worker may exit soon after `done`, and a zombie has no VmHWM.
         let root_hwm = sampler::hwm_kib(pid).unwrap_or(0);
         let counters = window.close(pid, &self.service_pids, wall_s, self.limits);
@@ -440,7 +473,7 @@ impl Executor for ProcessExecutor {
         }
         let interference = counters.probe_after();
         let server_requests = match (&self.http_requests, requests_before) {
-            (Some(f), Some(before)) => Some(f().saturating_sub(before)),
+            (Some(f), Some(before)) => f().map(|after| after.saturating_sub(before)),
             _ => None,
         };
         // One process: the kernel's exact peak (VmHWM, reset at ready) over RSS at ready.
@@ -490,6 +523,7 @@ impl Executor for ProcessExecutor {
             ops,
             errors: get_u64("errors"),
             server_requests,
+            roles,
             throughput_per_s: ops as f64 / wall_s,
             latency_kind: result
                 .get("latency_kind")

@@ -326,6 +326,7 @@ pub(crate) mod tests {
                 ops: 10,
                 errors: 0,
                 server_requests: None,
+                roles: Vec::new(),
                 throughput_per_s: 10.0,
                 latency_kind: "service".into(),
                 latencies_ms: vec![1.0, 2.0, 3.0],

@@ -184,6 +184,7 @@ pub fn measure(
         services: services.routes.clone(),
         http_requests: services.http_requests(),
         service_pids: services.pids(),
+        roles: services.roles.clone(),
         limits: interference::Limits {
             max_foreign_cores: args.max_foreign_cores(),
         },

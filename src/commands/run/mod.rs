@@ -274,10 +274,7 @@ pub fn execute_resolved(args: &RunArgs) -> anyhow::Result<i32> {
     if deploy {
         return hosts::execute(args);
     }
-    if deployed.is_some() {
-        // This driver is the client role: the other roles' CPUs are theirs, not foreign.
-        crate::runner::interference::watch_only(&crate::affinity::allowed_cpus());
-    } else {
+    if deployed.is_none() {
         // Containers and networks of a run that was SIGKILLed.
         crate::hosts::sweep::sweep_reachable();
     }

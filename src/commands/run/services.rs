@@ -15,7 +15,7 @@ use crate::catalogue::Service;
 use crate::hosts::{round_trip, Deployed};
 use crate::results::DelayLineRecord;
 use crate::runner::matrix::Network;
-use crate::runner::process::{Routes, ServiceAddrs};
+use crate::runner::process::{RoleProcess, Routes, ServiceAddrs};
 use crate::services::delay_line::{DelayLine, DelaySpec, JitterShape};
 use crate::services::echo::EchoServer;
 use crate::services::mock_http::MockHttp;
@@ -43,6 +43,8 @@ pub struct Services {
     pub missing: Option<Missing>,
     /// Where the roles ran, when apart (`--hosts containers`), with the round trips measured.
     pub hosts: Option<crate::results::HostsRecord>,
+    /// The other roles' process trees, when apart: their CPU is the lab's.
+    pub roles: Vec<RoleProcess>,
 }
 
 /// A service that could not be started, and why (the error's one line, with its fix).
@@ -58,7 +60,9 @@ impl Services {
     /// Root pids of the services that run as processes (PostgreSQL's): their CPU time is the
     /// lab's own, not interference.
     pub fn pids(&self) -> Vec<i32> {
-        self.pg.as_ref().map(|p| p.pids()).unwrap_or_default()
+        let mut pids = self.pg.as_ref().map(|p| p.pids()).unwrap_or_default();
+        pids.extend(self.roles.iter().map(|r| r.pid));
+        pids
     }
 
     /// The services the placement could not pin: PostgreSQL in a container or at DATABASE_URL
@@ -86,12 +90,19 @@ impl Services {
             .collect()
     }
 
-    /// Reads the mock server's served-request counter, when it runs.
-    pub fn http_requests(&self) -> Option<Arc<dyn Fn() -> u64 + Send + Sync>> {
-        self.http.as_ref().map(|h| {
+    /// Reads the mock server's served-request counter, when it runs: in this process, or over
+    /// the network in the server role's container.
+    pub fn http_requests(&self) -> Option<Arc<dyn Fn() -> Option<u64> + Send + Sync>> {
+        if let Some(h) = &self.http {
             let stats = h.stats();
-            Arc::new(move || stats.requests()) as Arc<dyn Fn() -> u64 + Send + Sync>
-        })
+            return Some(Arc::new(move || Some(stats.requests())));
+        }
+        let url = self
+            .hosts
+            .as_ref()
+            .and(self.routes.direct.http_url.as_ref())?;
+        let addr = url.trim_start_matches("http://").to_string();
+        Some(Arc::new(move || crate::hosts::stats::requests(&addr)))
     }
 }
 
@@ -172,6 +183,7 @@ pub fn start(
     };
     let mut services = Services {
         hosts,
+        roles: deployed.map(role_processes).unwrap_or_default(),
         missing,
         wake,
         lines: Vec::new(),
@@ -189,6 +201,18 @@ pub fn start(
         services.routes.delayed.push((network, addrs));
     }
     Ok(services)
+}
+
+/// The other roles' process trees, with the services each runs.
+fn role_processes(d: &Deployed) -> Vec<RoleProcess> {
+    d.role_pids
+        .iter()
+        .map(|(role, pid)| RoleProcess {
+            role: role.clone(),
+            pid: *pid,
+            serves: crate::hosts::serves(role).to_vec(),
+        })
+        .collect()
 }
 
 /// The round trips from this client role to the server (TCP echo) and the database (`SELECT
