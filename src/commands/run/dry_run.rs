@@ -140,6 +140,12 @@ pub fn print(args: &RunArgs, plan: &RunPlan) {
             crate::format::duration_s(b)
         );
     }
+    if args.hosts == Some(crate::hosts::Hosts::Containers) {
+        println!("hosts: {}", super::hosts::describe());
+    }
+    if let Some(engine) = &args.database_host {
+        println!("hosts: the database role in a container on the Docker engine at {engine}");
+    }
     println!(
         "\nthe resolved study (save it as a file and pass --study to run the same):\n\n{}",
         resolve::resolved(args, plan).to_toml()

@@ -74,12 +74,63 @@ pub fn check(plan: &RunPlan) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Where `--hosts containers` puts the roles, in one line (what `--dry-run` prints).
+pub fn describe() -> String {
+    let cpus = RoleCpus::split(&crate::affinity::allowed_cpus());
+    let f = crate::affinity::format_cpus;
+    format!(
+        "each role in its own container from {LOCAL_IMAGE} on a private network of the local Docker engine: the client (this driver and its workers) on CPU(s) {}, the server (mock HTTP and echo) on {}, the database on {}",
+        f(&cpus.client),
+        f(&cpus.server),
+        f(&cpus.database)
+    )
+}
+
+/// Builds the roles' image from Debian's packages with `compose/build-image.sh` (found beside
+/// the lab's binary, `<checkout>/target/release/`, or in the working folder), which does nothing
+/// while the image is up to date; without the script, the image must already be there.
+fn build_image() -> anyhow::Result<()> {
+    let beside_exe = std::env::current_exe().ok().and_then(|e| {
+        Some(
+            e.parent()?
+                .parent()?
+                .parent()?
+                .join("compose/build-image.sh"),
+        )
+    });
+    let script = beside_exe
+        .into_iter()
+        .chain(
+            std::env::current_dir()
+                .ok()
+                .map(|d| d.join("compose/build-image.sh")),
+        )
+        .find(|p| p.is_file());
+    let Some(script) = script else {
+        return Ok(());
+    };
+    // Its progress goes to stderr, with ours.
+    let status = std::process::Command::new(&script)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::from(std::io::stderr()))
+        .status()
+        .map_err(|e| anyhow::anyhow!("--hosts containers: running {}: {e}", script.display()))?;
+    anyhow::ensure!(
+        status.success(),
+        "--hosts containers: {} could not build {LOCAL_IMAGE} (its log is above); fix that, or build the image with `make docker-image`",
+        script.display()
+    );
+    Ok(())
+}
+
 /// Starts the roles and runs the client role; its exit code.
 pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     crate::hosts::sweep::sweep_reachable();
     let engine = Engine::connect().map_err(|e| {
         anyhow::anyhow!("--hosts containers: {e}; start the Docker engine, or run without --hosts")
     })?;
+    build_image()?;
+    crate::interrupt::check()?;
     let cwd = std::env::current_dir()?;
     let out = std::fs::canonicalize(write::out_dir(args)?)?;
     let venvs = std::fs::canonicalize(&args.env.venvs).unwrap_or(cwd.join(&args.env.venvs));
