@@ -306,7 +306,15 @@ async fn one_request(
             .map_err(|e| format!("body: {e}"))?
             .to_bytes();
         if !status.is_success() {
-            return Err(format!("HTTP {}", status.as_u16()));
+            // The services under test answer a failed handler with its one-line reason: keep
+            // its start, so the error samples say why.
+            let why = String::from_utf8_lossy(&body[..body.len().min(160)]);
+            let why = why.lines().next().unwrap_or("").trim();
+            return Err(if why.is_empty() {
+                format!("HTTP {}", status.as_u16())
+            } else {
+                format!("HTTP {}: {why}", status.as_u16())
+            });
         }
         load.endpoint.check(&body)
     };
