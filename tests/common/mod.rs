@@ -131,3 +131,44 @@ pub fn docker(args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// The physics bound of a parallel variant: its throughput is at most `limit` times `base`'s
+/// (`limit`: the workers that can run at once). Judged on the lab's own ratio of the two
+/// cells' rounds on `python` (a version prefix), paired by round, with its 95 % interval: the
+/// bound is broken when the whole interval lies above `limit`. A ratio of medians against a
+/// fixed slack is no test of it here: the machine's speed moves between rounds by more than
+/// any slack that would still catch a wrong count. Err names the claim, Ok is the ratio.
+pub fn within_parallel_limit(
+    dir: &std::path::Path,
+    (scenario, python): (&str, &str),
+    variant: &str,
+    base: &str,
+    limit: f64,
+) -> Result<f64, String> {
+    let doc = asynclab::results::Results::load(dir).unwrap();
+    let find = |v: &str| {
+        doc.cells
+            .iter()
+            .find(|c| c.scenario == scenario && c.variant == v && c.python.starts_with(python))
+            .unwrap_or_else(|| panic!("no {scenario}/{v} cell on {python}"))
+    };
+    let (a, b) = asynclab::analysis::measured::paired_rounds(find(variant), find(base), |r| {
+        r.throughput_per_s
+    });
+    assert!(
+        a.len() >= 2,
+        "{scenario}: fewer than two clean rounds in common"
+    );
+    let ratio = asynclab::stats::paired_ratio(&a, &b);
+    if ratio.ci95_low > limit {
+        Err(format!(
+            "{variant} {:.2}× [{:.2}–{:.2}] {base} over {} rounds, beyond {limit}×",
+            ratio.ratio,
+            ratio.ci95_low,
+            ratio.ci95_high,
+            a.len()
+        ))
+    } else {
+        Ok(ratio.ratio)
+    }
+}
