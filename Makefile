@@ -56,7 +56,7 @@ DB_PYTESTS := workloads/tests/test_db.py workloads/tests/test_greenlet_trap.py w
 	workloads/tests/test_services_db.py
 
 test-py: envs
-	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q -rs workloads/tests $(addprefix --ignore=,$(DB_PYTESTS))
+	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q -rs --durations=5 workloads/tests $(addprefix --ignore=,$(DB_PYTESTS))
 
 # The database scenarios and their correctness checks against a real PostgreSQL (correctness,
 # not speed: --max-foreign-cores 100 keeps interference from making a cell inconclusive here;
@@ -64,7 +64,7 @@ test-py: envs
 # DATABASE_URL when set, else an ephemeral local cluster the lab makes and removes.
 test-db: envs
 	$(BIN) run --scenario db,latency_tail,greenlet_trap --quick --strict --max-foreign-cores 100 --python $(PYTHONS) --out results/test-db-$$(date +%Y%m%d-%H%M%S)
-	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q -rs $(DB_PYTESTS)
+	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q -rs --durations=5 $(DB_PYTESTS)
 
 test: lint test-rust test-py test-db
 
