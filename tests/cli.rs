@@ -133,22 +133,61 @@ fn a_database_host_that_is_not_an_engine_is_refused_in_one_line() {
 }
 
 #[test]
-fn a_server_under_test_is_not_a_role_of_hosts_containers() {
+fn a_delay_line_between_server_and_database_is_refused_under_hosts_containers() {
     one_line_error(
         &[
             "run",
             "--scenario",
-            "service",
+            "paterson",
             "--hosts",
             "containers",
             "--dry-run",
         ],
+        &["--hosts", "scenario paterson", "rtt 20 ms", "drop rtt_ms"],
+    );
+}
+
+#[test]
+fn a_server_on_a_fixed_address_is_refused_under_hosts_containers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cat = tmp.path().join("catalogue.toml");
+    std::fs::write(
+        &cat,
+        r#"[[scenario]]
+name = "fixed_svc"
+driver = "loadgen"
+title = "a server that binds 127.0.0.1 whatever it is told"
+variants = ["fixed"]
+
+[scenario.params]
+endpoint = "plain"
+connections = 1
+rate_per_s = 0
+duration_s = 1
+
+[[server]]
+name = "fixed"
+title = "binds a fixed address"
+kind = "sync"
+command = ["{python}", "app.py", "127.0.0.1", "{port}"]
+workers = 1
+"#,
+    )
+    .unwrap();
+    std::fs::create_dir(tmp.path().join("services")).unwrap();
+    let cat = cat.display().to_string();
+    one_line_error(
         &[
+            "run",
+            "--catalogue",
+            &cat,
+            "--scenario",
+            "fixed_svc",
             "--hosts",
-            "scenario service",
-            "server under test",
-            "without --hosts",
+            "containers",
+            "--dry-run",
         ],
+        &["--hosts", "server fixed", "fixed address", "{host}"],
     );
 }
 

@@ -1,6 +1,7 @@
 //! `asynclab run --hosts containers`: the client, server and database roles in three containers
-//! on a private network of this machine's Docker engine, and nothing of them left after a normal
-//! end, a Ctrl-C, or a SIGKILL followed by the next start. Needs an engine and the image
+//! on a private network of this machine's Docker engine, services under test started in the
+//! server role, and nothing of them left after a normal end, a Ctrl-C, or a SIGKILL followed by
+//! the next start. Needs an engine and the image
 //! `make docker-image` builds, so the tests are `#[ignore]`d with [`NEEDS_ENGINE`]; `make
 //! test-docker` runs them.
 
@@ -11,6 +12,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{bin, docker, results, root, schema_errors};
+
+/// The tests here each deploy the roles and count what is left on the engine: one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 const NEEDS_ENGINE: &str =
     "needs a Docker engine with asynclab/postgres:15-debian: make test-docker runs it";
@@ -80,6 +84,7 @@ fn signal(child: &Child, sig: i32) {
 #[ignore = "needs a Docker engine with asynclab/postgres:15-debian: make test-docker runs it"]
 fn three_roles_in_containers_measure_and_leave_nothing_after_a_kill_a_ctrl_c_or_an_end() {
     let _ = NEEDS_ENGINE;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
 
     // A driver killed with SIGKILL leaves its roles running; the next start removes them.
@@ -219,4 +224,120 @@ fn three_roles_in_containers_measure_and_leave_nothing_after_a_kill_a_ctrl_c_or_
     let status = interrupted.wait().unwrap();
     assert!(!status.success(), "an interrupted run exits non-zero");
     assert_eq!(left_on_engine(), Vec::<String>::new(), "after Ctrl-C");
+}
+
+/// The processes of the server role's container, as `docker top` lists them, until `stop`.
+fn watch_server_role(stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> String {
+    let mut seen = String::new();
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let name = docker(&[
+            "ps",
+            "--format",
+            "{{.Names}}",
+            "--filter",
+            "label=asynclab.role=server",
+        ]);
+        if let Some(name) = name.lines().next() {
+            let out = Command::new("docker").args(["top", name]).output().unwrap();
+            seen.push_str(&String::from_utf8_lossy(&out.stdout));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    seen
+}
+
+#[test]
+#[ignore = "needs a Docker engine with asynclab/postgres:15-debian: make test-docker runs it"]
+fn services_under_test_run_in_the_server_role_and_query_the_database_role() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let cat = tmp.path().join("catalogue.toml");
+    std::fs::write(
+        &cat,
+        r#"[[scenario]]
+name = "svc_roles"
+driver = "loadgen"
+title = "the database endpoint with each role in its own container"
+services = ["postgres"]
+variants = ["gunicorn_gthread", "uvicorn"]
+timeout_s = 60
+
+[scenario.params]
+endpoint = "db"
+connections = 20
+rate_per_s = 0
+duration_s = 1
+warmup_s = 0.3
+"#,
+    )
+    .unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let stop = stop.clone();
+        std::thread::spawn(move || watch_server_role(stop))
+    };
+    let dir = tmp.path().join("run");
+    let run = bin()
+        .args([
+            "run",
+            "--scenario",
+            "svc_roles",
+            "--rounds",
+            "2",
+            "--warmups",
+            "0",
+        ])
+        .args(["--hosts", "containers", "--python", "3.12", "--catalogue"])
+        .arg(&cat)
+        .arg("--out")
+        .arg(&dir)
+        .timeout(Duration::from_secs(600))
+        .output()
+        .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let seen = watcher.join().unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(left_on_engine(), Vec::<String>::new(), "after a normal end");
+    // Both servers ran in the server role's container.
+    for server in ["gunicorn", "uvicorn"] {
+        assert!(
+            seen.contains(server),
+            "no {server} in the server role: {seen}"
+        );
+    }
+    let r = results(&dir);
+    assert_eq!(schema_errors(&r), Vec::<String>::new());
+    for c in r["cells"].as_array().unwrap() {
+        let id = c["id"].as_str().unwrap();
+        assert_eq!(c["status"], "ok", "{id}: {}", c["failure"]);
+        for run in c["runs"].as_array().unwrap() {
+            assert_eq!(run["errors"], 0, "{id}: {}", run["error_samples"]);
+            assert!(run["ops"].as_u64().unwrap() > 0, "{id}");
+            // Measured from the client through the shared /proc: the server worked, within
+            // what its CPU set allows, and its CPU is the lab's, not foreign (the server was
+            // busy for the whole run; counted as foreign it would dwarf the engine's own).
+            let server = &run["extra"]["server"];
+            let cpu = server["cpu_s"].as_f64().unwrap();
+            let wall = run["wall_s"].as_f64().unwrap();
+            let cpus = server["cpus"].as_array().unwrap().len() as f64;
+            assert!(
+                cpu > 0.0 && cpu <= wall * cpus + 0.05,
+                "{id}: {cpu} s in {wall} s"
+            );
+            assert!(server["rss_mib"].as_f64().unwrap() > 0.0, "{id}");
+            // The run's memory is the load generator's and the server's, as for a child: a
+            // Python server alone holds more than 20 MiB, the generator a few.
+            let memory = run["peak_rss_mib"].as_f64().unwrap();
+            assert!(memory > 20.0, "{id}: {memory} MiB with the server's tree");
+            let foreign = run["interference"]["foreign_cpu_s"].as_f64().unwrap();
+            assert!(
+                foreign < cpu,
+                "{id}: foreign {foreign} s against the server's {cpu} s"
+            );
+        }
+    }
 }

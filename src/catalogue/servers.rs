@@ -72,7 +72,7 @@ pub struct Server {
     pub kind: ServerKind,
     /// The start command; `{python}`, `{port}`, `{workers}` and `{threads}` are filled in, and
     /// `{asynclab}` (the lab's own binary, for its reference servers).
-    /// It must serve the endpoints of `workloads/services/README.md` on 127.0.0.1:{port}.
+    /// It must serve the endpoints of `workloads/services/README.md` on {host}:{port}.
     pub command: Vec<String>,
     /// Folder the command runs in (its app modules), relative to the catalogue's folder.
     #[serde(default = "default_dir")]
@@ -114,7 +114,14 @@ fn one() -> Count {
 }
 
 /// The placeholders a command may hold.
-pub const PLACEHOLDERS: [&str; 5] = ["{python}", "{port}", "{workers}", "{threads}", "{asynclab}"];
+pub const PLACEHOLDERS: [&str; 6] = [
+    "{python}",
+    "{host}",
+    "{port}",
+    "{workers}",
+    "{threads}",
+    "{asynclab}",
+];
 /// The placeholder of the `keep_alive` arguments.
 pub const KEEP_ALIVE: &str = "{keep_alive_s}";
 
@@ -194,11 +201,18 @@ impl Server {
         Ok(())
     }
 
+    /// Whether the lab chooses the address the server binds (its command says `{host}`): a
+    /// server that binds a fixed one cannot answer from another role's container.
+    pub fn binds_host(&self) -> bool {
+        self.command.iter().any(|a| a.contains("{host}"))
+    }
+
     /// The command with its placeholders filled, and its `keep_alive` arguments when
     /// `keep_alive_s` is given.
     pub fn argv(
         &self,
         python: &str,
+        host: &str,
         port: u16,
         workers: usize,
         threads: usize,
@@ -210,6 +224,7 @@ impl Server {
             .map(|a| {
                 a.replace("{python}", python)
                     .replace("{asynclab}", &asynclab_binary())
+                    .replace("{host}", host)
                     .replace("{port}", &port.to_string())
                     .replace("{workers}", &workers.to_string())
                     .replace("{threads}", &threads.to_string())
@@ -262,8 +277,15 @@ mod tests {
     fn a_bad_server_gets_one_line_naming_it_and_the_fix() {
         let ok = server(&["{python}", "app.py", "{port}"], Count::Fixed(1));
         assert!(ok.check().is_ok());
+        assert!(!ok.binds_host());
+        let bound = server(&["{python}", "app.py", "{host}:{port}"], Count::Fixed(1));
+        assert!(bound.binds_host());
         assert_eq!(
-            ok.argv("/py", 80, 3, 2, Some(60)),
+            bound.argv("/py", "10.0.0.2", 80, 1, 1, None)[2],
+            "10.0.0.2:80"
+        );
+        assert_eq!(
+            ok.argv("/py", "127.0.0.1", 80, 3, 2, Some(60)),
             ["/py", "app.py", "80"].map(String::from)
         );
         let kept = Server {
@@ -272,10 +294,10 @@ mod tests {
         };
         assert!(kept.check().is_ok());
         assert_eq!(
-            kept.argv("/py", 80, 3, 2, Some(60))[3..],
+            kept.argv("/py", "127.0.0.1", 80, 3, 2, Some(60))[3..],
             ["--keep-alive", "60"]
         );
-        assert_eq!(kept.argv("/py", 80, 3, 2, None).len(), 3);
+        assert_eq!(kept.argv("/py", "127.0.0.1", 80, 3, 2, None).len(), 3);
         let no_value = Server {
             keep_alive: vec!["--keep-alive".into()],
             ..ok.clone()

@@ -102,7 +102,7 @@ impl Setting<'_> {
             rt.block_on(fanout::drain(&joined, expected, true, room.drain));
         }
         let rss_start = (cell.slow_clients > 0).then(|| settled_rss_mib(rt, running.pid()));
-        ctl.ready_and_wait_for_go()?;
+        ctl.ready_and_wait_for_go(running)?;
         let tree_cpu = |r: &RunningServer| crate::runner::sampler::tree_runtime_s(r.pid());
         let cpu_before = tree_cpu(running);
         let client_before = own_cpu_s();

@@ -3,8 +3,9 @@
 //! service under test, warms it up, drives it with [`crate::loadgen`] between `go` and `done`,
 //! and reports the requests' latencies and the server tree's CPU and memory.
 //!
-//! Set-up (untimed): start the server on a free loopback port, pinned to its own CPUs, with
-//! the services' addresses in its environment; wait for `GET /plain`; send the cell's endpoint
+//! Set-up (untimed): start the server on a free loopback port, pinned to its own CPUs (under
+//! `--hosts containers`, in the server role's container on its address, with its CPU set:
+//! [`crate::hosts::exec`]), with the services' addresses in its environment; wait for `GET /plain`; send the cell's endpoint
 //! `warmup_s` of closed-loop load over its connections (pools filled, code paths warm); with
 //! `hold`, open that many keep-alive connections ([`crate::loadgen::hold`]), hold them idle and
 //! read the server tree's RSS before and after, and the timed load becomes a trickle across
@@ -23,6 +24,7 @@ use super::loadgen_cell::{
     own_cpu_s, server_cores, server_figures, settled_rss_mib, Cell, Ctl, MemoryWatch,
 };
 use crate::catalogue::Server;
+use crate::hosts::exec::ServerRole;
 use crate::loadgen::{self, hold, Endpoint, Load};
 use crate::services::under_test::{self, Launch, RunningServer};
 
@@ -56,6 +58,10 @@ pub struct LoadgenArgs {
     /// The control pipe to the driver.
     #[arg(long, default_value_t = 3)]
     pub ctl_fd: i32,
+    /// The server role's container, address and CPUs, as JSON (`--hosts containers`): the
+    /// server starts there instead of beside this process.
+    #[arg(long)]
+    pub server_role: Option<String>,
 }
 
 /// Connections PostgreSQL keeps for others: the lab's seeding and checks, superusers.
@@ -123,10 +129,20 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
     let server: Server = serde_json::from_str(&args.server)?;
     let params: Map<String, Value> = serde_json::from_str(&args.params)?;
     let services: Map<String, Value> = serde_json::from_str(&args.services)?;
-    let server_cpus = crate::affinity::parse_cpus(&args.server_cpus)?;
+    let role: Option<ServerRole> = args
+        .server_role
+        .as_deref()
+        .map(serde_json::from_str)
+        .transpose()?;
+    // In the server role's container, its CPU set is the server's.
+    let server_cpus = match &role {
+        Some(r) => r.cpus.clone(),
+        None => crate::affinity::parse_cpus(&args.server_cpus)?,
+    };
     let cell = Cell::read(&params, &server, server_cores(&server_cpus))?;
     let port = under_test::free_port()?;
-    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let host = role.as_ref().map_or("127.0.0.1", |r| r.address.as_str());
+    let addr = std::net::SocketAddr::new(host.parse()?, port);
     let mut env = vec![
         ("ASYNCLAB_DB_POOL".to_string(), cell.db_pool.to_string()),
         (
@@ -157,6 +173,7 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
         name: server.name.clone(),
         argv: server.argv(
             &args.python.display().to_string(),
+            host,
             port,
             cell.workers,
             cell.threads,
@@ -164,13 +181,20 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
         ),
         dir: args.dir.clone(),
         env,
-        cpus: server_cpus.clone(),
+        cpus: if role.is_some() {
+            Vec::new()
+        } else {
+            server_cpus.clone()
+        },
         log: args
             .log_dir
             .join(format!("{}-{}.log", server.name, std::process::id())),
         owner: under_test::owner_value(std::os::unix::process::parent_id() as i32),
     };
-    let mut running = RunningServer::start(&launch)?;
+    let mut running = match &role {
+        Some(r) => RunningServer::adopt(crate::hosts::exec::start(r, &launch)?, &launch),
+        None => RunningServer::start(&launch)?,
+    };
     running.wait_ready(addr, START_TIMEOUT)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -224,7 +248,7 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
         },
         None => load,
     };
-    ctl.ready_and_wait_for_go()?;
+    ctl.ready_and_wait_for_go(&running)?;
     let tree_cpu = |r: &RunningServer| crate::runner::sampler::tree_runtime_s(r.pid());
     let cpu_before = tree_cpu(&running);
     let client_before = own_cpu_s();

@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value};
 use crate::catalogue::servers::Count;
 use crate::catalogue::Server;
 use crate::loadgen::Endpoint;
+use crate::services::under_test::RunningServer;
 
 /// How often the server tree's memory is read during the timed load.
 const MEMORY_EVERY: Duration = Duration::from_millis(100);
@@ -185,9 +186,14 @@ impl Ctl {
         self.0.write_all(line.as_bytes())
     }
 
-    /// Says `ready` and waits for the runner's `go` on stdin.
-    pub(crate) fn ready_and_wait_for_go(&mut self) -> anyhow::Result<()> {
-        self.send(&json!({"event": "ready", "pid": std::process::id()}))?;
+    /// Says `ready`, naming the server's root when it is not this process's child (`adopted`,
+    /// docs/protocol.md), and waits for the runner's `go` on stdin.
+    pub(crate) fn ready_and_wait_for_go(&mut self, server: &RunningServer) -> anyhow::Result<()> {
+        let mut ready = json!({"event": "ready", "pid": std::process::id()});
+        if server.adopted() {
+            ready["adopted"] = json!([server.pid()]);
+        }
+        self.send(&ready)?;
         let mut line = String::new();
         std::io::stdin().lock().read_line(&mut line)?;
         if line.trim() != "go" {

@@ -1,10 +1,11 @@
 //! The three roles in containers on one Docker engine: a private bridge network, PostgreSQL
-//! (the database role), the mock HTTP and echo servers (the server role, `asynclab mock-server`)
-//! and the driver itself with its workers (the client role), each with its own address and CPU
-//! set. The image is the one `compose/build-image.sh` builds from Debian's packages; the lab's
-//! binary, the interpreters and the environments are bind-mounted at the paths they have here,
-//! so the engine must run on this machine. Everything is labelled with its owner
-//! ([`super::sweep`]) and removed when the [`Deployment`] drops.
+//! (the database role), the mock HTTP and echo servers and the services under test (the server
+//! role: `asynclab mock-server`, and services started in it by [`super::exec`]) and the driver
+//! itself with its workers (the client role), each with its own address and CPU set. The image
+//! is the one `compose/build-image.sh` builds from Debian's packages; the lab's binary, the
+//! interpreters and the environments are bind-mounted into the client and server roles at the
+//! paths they have here, so the engine must run on this machine. Everything is labelled with its
+//! owner ([`super::sweep`]) and removed when the [`Deployment`] drops.
 
 use std::collections::HashMap;
 use std::net::TcpStream;
@@ -38,6 +39,9 @@ pub const ECHO_PORT: u16 = 7007;
 pub const LABEL_DEPLOYMENT: &str = "asynclab.deployment";
 /// Label holding a container's role.
 pub const LABEL_ROLE: &str = "asynclab.role";
+/// Where the client role finds the engine (the default socket, which the load generator's
+/// cleared environment falls back to).
+const ENGINE_SOCKET: &str = "/var/run/docker.sock";
 /// How long the client role may take to write what it measured after a Ctrl-C.
 const STOP_GRACE: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(50);
@@ -196,7 +200,8 @@ impl Deployment {
                 entrypoint: Some(exe.clone()),
                 cmd: server_cmd,
                 env: Vec::new(),
-                binds: vec![format!("{exe}:{exe}:ro")],
+                // The client's mounts: services under test run here from the same paths.
+                binds: mounts(spec),
                 workdir: None,
                 host_pids: false,
             },
@@ -396,9 +401,12 @@ impl Deployment {
         workdir: &Path,
     ) -> anyhow::Result<i64> {
         let exe = spec.exe.display().to_string();
-        let mut binds = vec![format!("{exe}:{exe}:ro")];
-        binds.extend(spec.rw.iter().map(|p| format!("{0}:{0}", p.display())));
-        binds.extend(spec.ro.iter().map(|p| format!("{0}:{0}:ro", p.display())));
+        let mut binds = mounts(spec);
+        // The engine's socket: the load generator starts services under test in the server
+        // role's container through it ([`super::exec`]).
+        if let Some(socket) = self.engine.host().strip_prefix("unix://") {
+            binds.push(format!("{socket}:{ENGINE_SOCKET}"));
+        }
         let mut record = self.deployed();
         record.record.roles.insert(
             0,
@@ -460,6 +468,16 @@ impl Deployment {
             code
         })?
     }
+}
+
+/// The lab's binary, the client's working folder and results (read-write) and the interpreters
+/// (read-only), at the paths they have here.
+fn mounts(spec: &Spec) -> Vec<String> {
+    let exe = spec.exe.display().to_string();
+    let mut binds = vec![format!("{exe}:{exe}:ro")];
+    binds.extend(spec.rw.iter().map(|p| format!("{0}:{0}", p.display())));
+    binds.extend(spec.ro.iter().map(|p| format!("{0}:{0}:ro", p.display())));
+    binds
 }
 
 /// Waits for the container to exit; on Ctrl-C or SIGTERM sends it SIGINT, then SIGKILL if it

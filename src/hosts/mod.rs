@@ -3,9 +3,10 @@
 //! `--hosts containers` puts each in its own container on a private network of the Docker engine
 //! ([`containers`]), with its own address and CPU set, so the traffic between roles crosses a
 //! real network stack. [`round_trip`] measures that distance; [`sweep`] removes what a killed
-//! driver left on the engine.
+//! driver left on the engine; [`exec`] starts services under test in the server role.
 
 pub mod containers;
+pub mod exec;
 pub mod round_trip;
 pub mod stats;
 pub mod sweep;
@@ -57,6 +58,16 @@ pub struct Deployed {
 }
 
 impl Deployed {
+    /// Where services under test start: the server role's container, address and CPUs.
+    pub fn server_role(&self) -> Option<exec::ServerRole> {
+        let r = self.record.roles.iter().find(|r| r.role == "server")?;
+        Some(exec::ServerRole {
+            container: r.container.clone(),
+            address: r.address.clone(),
+            cpus: r.cpus.clone(),
+        })
+    }
+
     /// The deployment named by [`DEPLOYED_ENV`], when this driver is a client role.
     pub fn from_env() -> anyhow::Result<Option<Deployed>> {
         match std::env::var(DEPLOYED_ENV) {

@@ -91,6 +91,9 @@ pub struct ProcessExecutor {
     pub service_pids: Vec<i32>,
     /// When a run counts as contaminated by other programs.
     pub limits: super::interference::Limits,
+    /// Where `loadgen` cells start their services under test when the server is a role of its
+    /// own (`--hosts containers`); None: beside the load generator.
+    pub server_role: Option<crate::hosts::exec::ServerRole>,
 }
 
 /// Another role's process tree, and the services it provides.
@@ -180,6 +183,10 @@ impl Worker {
                     .arg(&cell.python.exe)
                     .arg("--log-dir")
                     .arg(&exec.server_logs);
+                if let Some(role) = &exec.server_role {
+                    cmd.arg("--server-role")
+                        .arg(serde_json::to_string(role).unwrap_or_default());
+                }
                 cmd
             }
             None => {
@@ -407,14 +414,34 @@ fn kib_to_mib(k: u64) -> f64 {
 impl Executor for ProcessExecutor {
     fn execute(&mut self, cell: &CellSpec, round: Option<usize>) -> Result<RunRecord, RunError> {
         let mut w = Worker::spawn(self, cell)?;
-        w.wait_for("ready", SETUP_TIMEOUT, cell)?;
+        let ready = w.wait_for("ready", SETUP_TIMEOUT, cell)?;
         let pid = w.pid();
-        sampler::reset_peaks(pid);
-        let baseline_rss_kib = sampler::tree_rss_kib(pid);
-        let baseline_pss_kib = sampler::tree_pss_kib(pid);
-        let processes_at_ready = crate::procfs::tree(pid).len();
-        let window = super::interference::Window::open(pid, &self.service_pids);
-        let cpu_before = sampler::tree_cpu_s(pid);
+        // Trees the worker started outside its own (a server under test in the server role's
+        // container) are measured as part of the worker's, as a child's would be, and count as
+        // the lab's, not interference.
+        let adopted: Vec<i32> = ready
+            .get("adopted")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|p| p.as_i64())
+                    .map(|p| p as i32)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let lab_pids: Vec<i32> = self.service_pids.iter().chain(&adopted).copied().collect();
+        let roots: Vec<i32> = std::iter::once(pid)
+            .chain(adopted.iter().copied())
+            .collect();
+        let worker_cpu_s = || roots.iter().map(|&p| sampler::tree_cpu_s(p)).sum::<f64>();
+        for &r in &roots {
+            sampler::reset_peaks(r);
+        }
+        let baseline_rss_kib: u64 = roots.iter().map(|&r| sampler::tree_rss_kib(r)).sum();
+        let baseline_pss_kib: u64 = roots.iter().map(|&r| sampler::tree_pss_kib(r)).sum();
+        let processes_at_ready = sampler::forest(&roots).len();
+        let window = super::interference::Window::open(pid, &lab_pids);
+        let cpu_before = worker_cpu_s();
         let requests_before = self.http_requests.as_ref().and_then(|f| f());
         let used: Vec<&RoleProcess> = self
             .roles
@@ -425,7 +452,7 @@ impl Executor for ProcessExecutor {
             .iter()
             .map(|r| sampler::tree_runtime_s(r.pid))
             .collect();
-        let sampler = sampler::PeakSampler::start(pid);
+        let sampler = sampler::PeakSampler::start(roots.clone());
         let go = Instant::now();
         {
             let stdin = w
@@ -447,7 +474,7 @@ impl Executor for ProcessExecutor {
         }
         let done = w.wait_for("done", cell.timeout, cell);
         let wall_s = go.elapsed().as_secs_f64();
-        let cpu_after = sampler::tree_cpu_s(pid);
+        let cpu_after = worker_cpu_s();
         let roles: Vec<crate::results::RoleUsage> = used
             .iter()
             .zip(&roles_before)
@@ -459,7 +486,7 @@ impl Executor for ProcessExecutor {
             .collect();
         // The peak first: a worker may exit soon after `done`, and a zombie has no VmHWM.
         let root_hwm = sampler::hwm_kib(pid).unwrap_or(0);
-        let counters = window.close(pid, &self.service_pids, wall_s, self.limits);
+        let counters = window.close(pid, &lab_pids, wall_s, self.limits);
         let sampled_peak = sampler.finish();
         done?;
         let result = w.wait_for("result", RESULT_TIMEOUT, cell)?;

@@ -1,4 +1,5 @@
-//! Reads a worker's process tree from /proc: RSS, peak RSS and CPU time, summed over the tree.
+//! Reads a worker's process tree from /proc (with the trees it started elsewhere, when it names
+//! them): RSS, peak RSS and CPU time, summed over the tree.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -81,6 +82,11 @@ pub fn tree_cpu_s(root: i32) -> f64 {
     procfs::tree(root).iter().map(|&p| cpu_s(p, true)).sum()
 }
 
+/// The processes of every tree of `roots`.
+pub fn forest(roots: &[i32]) -> Vec<i32> {
+    roots.iter().flat_map(|&r| procfs::tree(r)).collect()
+}
+
 /// What the sampler saw while a run was timed.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TreePeak {
@@ -97,14 +103,14 @@ pub struct PeakSampler {
 }
 
 impl PeakSampler {
-    /// Starts sampling `root`'s tree every [`SAMPLE_INTERVAL`].
-    pub fn start(root: i32) -> PeakSampler {
+    /// Starts sampling the trees of `roots` (summed) every [`SAMPLE_INTERVAL`].
+    pub fn start(roots: Vec<i32>) -> PeakSampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle = std::thread::spawn(move || {
             let mut peak = TreePeak::default();
             loop {
-                let pids = procfs::tree(root);
+                let pids = forest(&roots);
                 peak.max_processes = peak.max_processes.max(pids.len());
                 peak.pss_kib = peak
                     .pss_kib

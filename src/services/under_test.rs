@@ -47,11 +47,28 @@ pub struct Launch {
 
 /// A started server; stopped when dropped.
 pub struct RunningServer {
-    child: Child,
+    root: Root,
     /// Its name, for messages.
     pub name: String,
     /// Its captured output.
     pub log: PathBuf,
+}
+
+/// The server's root process: this process's child, or a process started in another role's
+/// container ([`RunningServer::adopt`]), known by its pid in this machine's /proc.
+enum Root {
+    Child(Child),
+    Adopted(i32),
+}
+
+impl Root {
+    /// How the root ended, in words; None while it runs.
+    fn ended(&mut self) -> Option<String> {
+        match self {
+            Root::Child(c) => c.try_wait().ok().flatten().map(|s| s.to_string()),
+            Root::Adopted(pid) => gone(*pid).then(|| format!("process {pid} is gone")),
+        }
+    }
 }
 
 /// The value of [`OWNER_VAR`] for the driver `pid` (the parent of a load generator).
@@ -94,15 +111,34 @@ impl RunningServer {
             )
         })?;
         Ok(RunningServer {
-            child,
+            root: Root::Child(child),
             name: launch.name.clone(),
             log: launch.log.clone(),
         })
     }
 
+    /// A server whose root `pid` (as this machine's /proc numbers it) was started elsewhere:
+    /// in the server role's container under `--hosts containers`. It is stopped by signals as
+    /// a child is; it ends with its container if this process dies first.
+    pub fn adopt(pid: i32, launch: &Launch) -> RunningServer {
+        RunningServer {
+            root: Root::Adopted(pid),
+            name: launch.name.clone(),
+            log: launch.log.clone(),
+        }
+    }
+
     /// The root process's pid.
     pub fn pid(&self) -> i32 {
-        self.child.id() as i32
+        match &self.root {
+            Root::Child(c) => c.id() as i32,
+            Root::Adopted(pid) => *pid,
+        }
+    }
+
+    /// Whether the root was started elsewhere and adopted ([`RunningServer::adopt`]).
+    pub fn adopted(&self) -> bool {
+        matches!(self.root, Root::Adopted(_))
     }
 
     /// The root and its live descendants.
@@ -115,7 +151,7 @@ impl RunningServer {
     pub fn wait_ready(&mut self, addr: SocketAddr, limit: Duration) -> anyhow::Result<()> {
         let deadline = Instant::now() + limit;
         loop {
-            if let Some(status) = self.child.try_wait()? {
+            if let Some(status) = self.root.ended() {
                 anyhow::bail!(
                     "service {} exited before it answered ({status}); its log: {}",
                     self.name,
@@ -137,22 +173,23 @@ impl RunningServer {
         }
     }
 
-    /// Whether the root still runs; its exit status if not.
-    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
-        self.child.try_wait().ok().flatten()
+    /// Whether the root still runs; how it ended, in words, if not.
+    pub fn exited(&mut self) -> Option<String> {
+        self.root.ended()
     }
 }
 
 impl Drop for RunningServer {
     fn drop(&mut self) {
         let tree = self.tree();
-        // SAFETY: signalling our own child; its workers are stopped by it.
+        // SAFETY: signalling the server's root (our child, or the adopted pid we watch); its
+        // workers are stopped by it.
         unsafe {
             libc::kill(self.pid(), libc::SIGTERM);
         }
         let deadline = Instant::now() + STOP_TIMEOUT;
         while Instant::now() < deadline {
-            let root_gone = matches!(self.child.try_wait(), Ok(Some(_)));
+            let root_gone = self.root.ended().is_some();
             if root_gone && tree.iter().all(|&p| gone(p)) {
                 return;
             }
@@ -164,7 +201,9 @@ impl Drop for RunningServer {
                 libc::kill(p, libc::SIGKILL);
             }
         }
-        let _ = self.child.wait();
+        if let Root::Child(c) = &mut self.root {
+            let _ = c.wait();
+        }
     }
 }
 

@@ -1,9 +1,9 @@
 """A WebSocket chat room on the `websockets` library's own asyncio server, with its `broadcast`
 (which writes the frame to every connection without waiting for any of them).
 
-Run as `python ws_websockets.py PORT`: binds 127.0.0.1:PORT on uvloop, answers GET /plain with
-handlers.PLAIN_BODY (the lab's readiness check) and joins /ws to the room (room.py). SIGTERM
-closes the server and its connections within about a second.
+Run as `python ws_websockets.py PORT [HOST]`: binds HOST:PORT (HOST 127.0.0.1 when absent) on
+uvloop, answers GET /plain with handlers.PLAIN_BODY (the lab's readiness check) and joins /ws to
+the room (room.py). SIGTERM closes the server and its connections within about a second.
 """
 
 from __future__ import annotations
@@ -44,14 +44,12 @@ async def chat(ws: ServerConnection) -> None:
         clients.discard(ws)
 
 
-async def main(port: int) -> None:
+async def main(port: int, host: str) -> None:
     stop = asyncio.get_running_loop().create_future()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set_result, None)
-    async with serve(
-        chat, "127.0.0.1", port, process_request=plain, close_timeout=1, compression=None
-    ):
+    async with serve(chat, host, port, process_request=plain, close_timeout=1, compression=None):
         await stop
 
 
 if __name__ == "__main__":
-    uvloop.run(main(int(sys.argv[1])))
+    uvloop.run(main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1"))

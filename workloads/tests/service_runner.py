@@ -1,9 +1,9 @@
 """Runs the services under test (workloads/services/) the way the driver does, for their tests.
 
-Each server starts from its start command (the catalogue's form, with {python} {port} {workers}
-{threads} placeholders) in workloads/services/, in a process group of its own; it is ready when
-GET /plain answers 200, and stopping it is one SIGTERM to the command's process, after which no
-process of the group may be left STOP_WITHIN_S later.
+Each server starts from its start command (the catalogue's form, with {python} {host} {port}
+{workers} {threads} placeholders) in workloads/services/, in a process group of its own; it is
+ready when GET /plain answers 200, and stopping it is one SIGTERM to the command's process, after
+which no process of the group may be left STOP_WITHIN_S later.
 """
 
 from __future__ import annotations
@@ -110,7 +110,8 @@ class Service:
         if missing:
             pytest.skip(f"{name} cannot start on {sys.executable}: no {', '.join(missing)}")
         self.name, self.port = name, free_port()
-        fields = {"python": sys.executable, "port": self.port, "workers": workers}
+        fields = {"python": sys.executable, "host": "127.0.0.1", "port": self.port}
+        fields["workers"] = workers
         self.cmd = [a.format(threads=threads, **fields) for a in argv]
         self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(

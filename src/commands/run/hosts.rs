@@ -2,8 +2,8 @@
 //! driver starts the server and database roles ([`crate::hosts::containers`]), then runs itself
 //! again as the client role, in a container on the same network, with the same arguments, the
 //! results folder mounted and the other roles' addresses in its environment; it copies the
-//! client's output and returns its exit code. The servers under test of `loadgen` scenarios are
-//! not a role yet, so their scenarios are refused here.
+//! client's output and returns its exit code. The services under test of `loadgen` scenarios
+//! start in the server role's container ([`crate::hosts::exec`]); [`check`] refuses what cannot.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -51,25 +51,40 @@ pub fn database_on(args: &RunArgs, engine: &str) -> anyhow::Result<RunArgs> {
     }
     let mut mapped = args.clone();
     mapped.pg = Some(PgBackend::Container);
-    mapped.database_host = None;
     Ok(mapped)
 }
 
-/// Refuses a plan `--hosts containers` cannot place: scenarios with a server under test.
+/// Refuses a plan `--hosts containers` cannot place: a service under test that binds a fixed
+/// address (its command lacks `{host}`), so it could not answer from the server role's
+/// container, and a `loadgen` cell with a delay line, which would run beside the client rather
+/// than between the server and PostgreSQL (the roles' own network is the distance there).
 pub fn check(plan: &RunPlan) -> anyhow::Result<()> {
-    if let Some(s) = plan
-        .scenarios
-        .iter()
-        .find(|s| s.scenario.driver == crate::catalogue::Driver::Loadgen)
-    {
-        return Err(UsageError::Flag {
+    let refuse = |message: String| -> anyhow::Result<()> {
+        Err(UsageError::Flag {
             flag: "--hosts",
-            message: format!(
-                "scenario {} drives a server under test, which is not a role of --hosts containers yet (the roles are the client, the mock servers and PostgreSQL); run it without --hosts",
-                s.scenario.name
-            ),
+            message,
         }
-        .into());
+        .into())
+    };
+    for planned in &plan.scenarios {
+        let name = &planned.scenario.name;
+        for spec in &planned.specs {
+            let Some(sut) = &spec.server else {
+                continue;
+            };
+            if !sut.server.binds_host() {
+                return refuse(format!(
+                    "server {} (scenario {name}) binds a fixed address, so it cannot answer from the server role's container; write {{host}} where its catalogue command gives the address",
+                    sut.server.name
+                ));
+            }
+            if let Some(network) = spec.network {
+                return refuse(format!(
+                    "scenario {name} asks for {} between its server and PostgreSQL, but the delay line runs beside the client role; under --hosts containers the roles' network is the distance: drop rtt_ms and jitter_ms, or run without --hosts",
+                    network.describe()
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -79,7 +94,7 @@ pub fn describe() -> String {
     let cpus = RoleCpus::split(&crate::affinity::allowed_cpus());
     let f = crate::affinity::format_cpus;
     format!(
-        "each role in its own container from {LOCAL_IMAGE} on a private network of the local Docker engine: the client (this driver and its workers) on CPU(s) {}, the server (mock HTTP and echo) on {}, the database on {}",
+        "each role in its own container from {LOCAL_IMAGE} on a private network of the local Docker engine: the client (this driver and its workers) on CPU(s) {}, the server (mock HTTP and echo, services under test) on {}, the database on {}",
         f(&cpus.client),
         f(&cpus.server),
         f(&cpus.database)
@@ -134,10 +149,17 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir()?;
     let out = std::fs::canonicalize(write::out_dir(args)?)?;
     let venvs = std::fs::canonicalize(&args.env.venvs).unwrap_or(cwd.join(&args.env.venvs));
+    // The folders the run reads and writes: every folder its command line names (its
+    // catalogues', study file's and workloads', a rerun's), the results and the environments.
+    let argv: Vec<OsString> = std::env::args_os().skip(1).collect();
     let mut rw = vec![cwd.clone()];
-    for p in [&out, &venvs] {
-        if !p.starts_with(&cwd) {
-            rw.push(p.clone());
+    for p in named_folders(&argv, &cwd)
+        .into_iter()
+        .chain([out.clone(), venvs.clone()])
+    {
+        if !rw.iter().any(|m| p.starts_with(m)) {
+            rw.retain(|m| !m.starts_with(&p));
+            rw.push(p);
         }
     }
     let spec = Spec {
@@ -162,7 +184,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
             crate::affinity::format_cpus(&r.cpus)
         );
     }
-    let argv = client_args(std::env::args_os().skip(1).collect(), &out);
+    let argv = client_args(argv, &out);
     let mut env = vec![format!(
         "{}={}",
         crate::services::postgres::DATABASE_URL_ENV,
@@ -179,14 +201,16 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     Ok(i32::try_from(code).unwrap_or(1))
 }
 
-/// The client role's arguments: this command line without `--hosts`, `--out` and `--pg` (and
-/// their values), with the results folder made here and PostgreSQL at the database role.
+/// The client role's arguments: this command line without `--out` and `--pg` (and their
+/// values), with the results folder made here and PostgreSQL at the database role. `--hosts`
+/// stays, so the run records it (a client role never deploys again: it has
+/// [`crate::hosts::DEPLOYED_ENV`]), and so does the rest, a `rerun` or `--study` included.
 fn client_args(argv: Vec<OsString>, out: &Path) -> Vec<String> {
     let mut kept = Vec::new();
     let mut it = argv.into_iter().map(|a| a.to_string_lossy().into_owned());
     while let Some(a) = it.next() {
         let flag = a.split('=').next().unwrap_or_default().to_string();
-        if ["--hosts", "--out", "--pg", "--database-host"].contains(&flag.as_str()) {
+        if ["--out", "--pg", "--database-host"].contains(&flag.as_str()) {
             if !a.contains('=') {
                 it.next();
             }
@@ -203,8 +227,42 @@ fn client_args(argv: Vec<OsString>, out: &Path) -> Vec<String> {
     kept
 }
 
+/// Whether `p` is `/`, or `/usr` or under it but `/usr/local`: a folder of the image itself,
+/// never mounted over it (the container could not start).
+fn system_folder(p: &Path) -> bool {
+    p == Path::new("/") || (p.starts_with("/usr") && !p.starts_with("/usr/local"))
+}
+
+/// The folders of the paths `argv` names that exist here (a file's folder), as a value or as a
+/// `--flag=value`, resolved against `cwd`; system folders left out.
+fn named_folders(argv: &[OsString], cwd: &Path) -> Vec<PathBuf> {
+    argv.iter()
+        .map(|a| {
+            let a = a.to_string_lossy();
+            match a.split_once('=') {
+                Some((flag, value)) if flag.starts_with("--") => value.to_string(),
+                _ => a.into_owned(),
+            }
+        })
+        .filter(|a| !a.is_empty() && !a.starts_with('-'))
+        .filter_map(|a| std::fs::canonicalize(cwd.join(a)).ok())
+        .filter_map(|p| {
+            if p.is_dir() {
+                Some(p)
+            } else {
+                p.parent().map(Path::to_path_buf)
+            }
+        })
+        .filter(|p| !system_folder(p))
+        .collect()
+}
+
 /// The installation prefixes of the environments' interpreters (each venv's `home` without its
-/// `bin`), outside `cwd`: mounted read-only so the environments work in the client role.
+/// `bin`), outside `cwd`: mounted read-only so the environments work in the client and server
+/// roles. A system prefix (`/`, `/usr` and what is under it but `/usr/local`) is never mounted:
+/// it would hide the image's own, and the container could not start. Such environments (a
+/// Debian root's, whose `home` names the root's /usr, or the system Python's) do not run in
+/// a container.
 fn interpreter_prefixes(venvs: &Path, cwd: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     let Ok(dirs) = std::fs::read_dir(venvs) else {
@@ -222,6 +280,9 @@ fn interpreter_prefixes(venvs: &Path, cwd: &Path) -> Vec<PathBuf> {
             continue;
         };
         let prefix = std::fs::canonicalize(&prefix).unwrap_or(prefix);
+        if system_folder(&prefix) {
+            continue;
+        }
         if !prefix.starts_with(cwd) && !out.iter().any(|p| prefix.starts_with(p)) {
             out.retain(|p| !p.starts_with(&prefix));
             out.push(prefix);
@@ -235,7 +296,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_client_runs_the_same_command_without_hosts_out_and_pg() {
+    fn the_folders_a_command_line_names_are_found() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cat = tmp.path().join("cat.toml");
+        std::fs::write(&cat, "").unwrap();
+        let run = tmp.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let argv = [
+            "rerun".to_string(),
+            run.display().to_string(),
+            format!("--catalogue={}", cat.display()),
+            "--python".into(),
+            "3.12".into(),
+            "/".into(),
+            "/usr/bin".into(),
+        ]
+        .map(OsString::from);
+        let dir = std::fs::canonicalize(tmp.path()).unwrap();
+        assert_eq!(
+            named_folders(&argv, Path::new("/")),
+            [dir.join("run"), dir.clone()]
+        );
+    }
+
+    #[test]
+    fn system_prefixes_are_never_mounted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let own = tmp.path().join("py");
+        std::fs::create_dir_all(own.join("bin")).unwrap();
+        for (name, home) in [
+            ("root", PathBuf::from("/usr/bin")),
+            ("own", own.join("bin")),
+        ] {
+            let venv = tmp.path().join("venvs").join(name);
+            std::fs::create_dir_all(&venv).unwrap();
+            let cfg = format!("home = {}\n", home.display());
+            std::fs::write(venv.join("pyvenv.cfg"), cfg).unwrap();
+        }
+        let got = interpreter_prefixes(&tmp.path().join("venvs"), Path::new("/elsewhere"));
+        assert_eq!(got, [std::fs::canonicalize(&own).unwrap()]);
+    }
+
+    #[test]
+    fn the_client_runs_the_same_command_without_out_and_pg() {
         let argv = [
             "run",
             "--scenario",
@@ -256,6 +359,8 @@ mod tests {
                 "run",
                 "--scenario",
                 "io_http,db",
+                "--hosts",
+                "containers",
                 "--quick",
                 "--out",
                 "/r/out",

@@ -185,6 +185,7 @@ pub fn measure(
         http_requests: services.http_requests(),
         service_pids: services.pids(),
         roles: services.roles.clone(),
+        server_role: services.server_role.clone(),
         limits: interference::Limits {
             max_foreign_cores: args.max_foreign_cores(),
         },

@@ -97,9 +97,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "R1,R2,...|auto")]
     pub rates: Option<crate::runner::sweep::Rates>,
     /// Where the roles run: `local` (every role on this machine, the default) or `containers`
-    /// (the client, the mock servers and PostgreSQL each in its own container on a private
-    /// network of the local Docker engine, with its own CPU set; `make docker-image` builds
-    /// the image from Debian's packages). docs/hosts.md has the details.
+    /// (the client, the server (mock servers, services under test) and PostgreSQL each in its
+    /// own container on a private network of the local Docker engine, with its own CPU set;
+    /// the run builds the image from Debian's packages when it is missing or out of date).
+    /// docs/hosts.md has the details.
     #[arg(long, value_enum, value_name = "local|containers")]
     pub hosts: Option<crate::hosts::Hosts>,
     /// Put the database role on this Docker engine (`tcp://HOST:2375`, `unix:///PATH`):

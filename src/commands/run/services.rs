@@ -45,6 +45,8 @@ pub struct Services {
     pub hosts: Option<crate::results::HostsRecord>,
     /// The other roles' process trees, when apart: their CPU is the lab's.
     pub roles: Vec<RoleProcess>,
+    /// Where services under test start, when the server is a role of its own.
+    pub server_role: Option<crate::hosts::exec::ServerRole>,
 }
 
 /// A service that could not be started, and why (the error's one line, with its fix).
@@ -184,6 +186,7 @@ pub fn start(
     let mut services = Services {
         hosts,
         roles: deployed.map(role_processes).unwrap_or_default(),
+        server_role: deployed.and_then(Deployed::server_role),
         missing,
         wake,
         lines: Vec::new(),

@@ -47,6 +47,7 @@ pub fn check(oha: &Path, workloads: &Path, python: &Path) -> anyhow::Result<bool
         name: server.name.clone(),
         argv: server.argv(
             &std::path::absolute(python)?.display().to_string(),
+            "127.0.0.1",
             port,
             1,
             1,
