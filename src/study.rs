@@ -39,6 +39,13 @@ pub struct Study {
     /// Image for `pg = "container"` (`--pg-image`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pg_image: Option<String>,
+    /// Where the roles run: "local" or "containers" (`--hosts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<String>,
+    /// The Docker engine of the database role, "tcp://HOST:PORT" or "unix:///PATH"
+    /// (`--database-host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_host: Option<String>,
     /// Measured rounds of every scenario (`--rounds`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<usize>,
@@ -129,6 +136,8 @@ fn hint(key: &str) -> &'static str {
         "pg" => "give a string: \"auto\", \"local\", \"external\" or \"container\"",
         "placement" => "give \"shared\", \"split\" or \"unpinned\"",
         "pg_image" => "give an image name, e.g. \"postgres:16\"",
+        "hosts" => "give \"local\" or \"containers\"",
+        "database_host" => "give an engine address, e.g. \"tcp://10.0.0.7:2375\"",
         "params" => "give [params] with KEY = value or KEY = [v1, v2]",
         "plans" => "give [plans.SCENARIO] with rounds and warmups",
         _ => "see workloads/studies/example.toml for the keys and their types",
@@ -231,6 +240,30 @@ impl Study {
                 "rounds",
                 "must be at least 1",
                 "give 3 or more to get an interval",
+            ));
+        }
+        if let Some(h) = self
+            .hosts
+            .as_deref()
+            .filter(|h| !["local", "containers"].contains(h))
+        {
+            return Err(bad(
+                source,
+                "hosts",
+                &format!("'{h}' is not a placement of the roles"),
+                hint("hosts"),
+            ));
+        }
+        if let Some(e) = self
+            .database_host
+            .as_deref()
+            .filter(|e| !(e.starts_with("tcp://") || e.starts_with("unix://")))
+        {
+            return Err(bad(
+                source,
+                "database_host",
+                &format!("'{e}' is not an engine address"),
+                hint("database_host"),
             ));
         }
         if let Some(b) = &self.budget {
@@ -342,6 +375,11 @@ mod tests {
             ),
             ("cpus = [0, \"a\"]", "line 1: cpus[1]: invalid type"),
             ("rates = \"fast\"", "rates"),
+            (
+                "hosts = \"cloud\"",
+                "hosts: 'cloud' is not a placement of the roles",
+            ),
+            ("database_host = \"ssh://db\"", "database_host: 'ssh://db'"),
             ("[params]\nn = { a = 1 }", "params.n"),
             ("max_foreign_cores = nan", "max_foreign_cores"),
             ("[params]\nn = [1, nan]", "params.n"),

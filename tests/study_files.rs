@@ -184,24 +184,33 @@ fn bad_study_files_get_one_line_with_the_file_and_key() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/study.toml"));
 }
 
+/// What `run --dry-run --study STUDY EXTRA...` prints, once it has succeeded.
+fn dry_run(study: &Path, extra: &[&str]) -> String {
+    let out = bin()
+        .args(["run", "--dry-run", "--study"])
+        .arg(study)
+        .args(extra)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 #[test]
 fn dry_run_prints_the_plan_and_starts_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let study = write(tmp.path(), "cheap.toml", CHEAP);
     let out_dir = tmp.path().join("never");
-    let out = bin()
-        .args(["run", "--dry-run", "--study"])
-        .arg(&study)
-        .args(["--rounds", "3", "--param", "n=3000", "--out"])
-        .arg(&out_dir)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out_flag = out_dir.display().to_string();
+    let stdout = dry_run(
+        &study,
+        &["--rounds", "3", "--param", "n=3000", "--out", &out_flag],
     );
     assert!(!out_dir.exists(), "--dry-run made the results folder");
     for v in [
@@ -249,6 +258,25 @@ fn dry_run_prints_the_plan_and_starts_nothing() {
     assert!(stdout.contains("scenario io_http: 4 cells"), "{stdout}");
     assert!(
         !stdout.contains("mock HTTP") && processes_with(&out_dir.display().to_string()).is_empty()
+    );
+}
+
+#[test]
+fn a_study_places_the_roles_and_its_resolved_study_keeps_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = write(
+        tmp.path(),
+        "apart.toml",
+        "scenarios = [\"io_http\"]\nquick = true\nhosts = \"containers\"\n",
+    );
+    let stdout = dry_run(&study, &[]);
+    assert!(
+        stdout.contains("hosts: each role in its own container"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("hosts = \"containers\""),
+        "the resolved study: {stdout}"
     );
 }
 

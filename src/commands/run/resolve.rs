@@ -176,6 +176,16 @@ pub fn apply(study: &Study, source: &str, cli: &RunArgs) -> Result<RunArgs, Usag
     if args.pg_image.is_none() {
         args.pg_image = study.pg_image.clone();
     }
+    if args.hosts.is_none() {
+        // Study::parse has checked it.
+        args.hosts = study
+            .hosts
+            .as_deref()
+            .and_then(|h| crate::hosts::Hosts::from_str(h, true).ok());
+    }
+    if args.database_host.is_none() {
+        args.database_host = study.database_host.clone();
+    }
     let (cli_rounds, cli_warmups) = (cli.rounds.is_some(), cli.warmups.is_some());
     if !cli_rounds {
         args.rounds = study.rounds;
@@ -280,6 +290,8 @@ pub fn resolved(args: &RunArgs, plan: &RunPlan) -> Study {
         loops: args.event_loops.clone(),
         pg: Some(pg_name(args.pg())),
         pg_image: Some(args.pg_image().to_string()),
+        hosts: (args.hosts == Some(crate::hosts::Hosts::Containers)).then(|| "containers".into()),
+        database_host: args.database_host.clone(),
         rounds,
         max_rounds: args.max_rounds,
         budget: args.budget.map(|b| format!("{}s", b.0.as_secs_f64())),
