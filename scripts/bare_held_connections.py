@@ -4,8 +4,8 @@ the cross-check of the `connections` scenario (tests/held_connections.rs).
 Usage: ENV/bin/python scripts/bare_held_connections.py SERVER N --workers W --threads T
        [--keep-alive 120] [--cpus 1] [--settle 1]
 SERVER is a [[server]] of workloads/catalogue.toml; its command is filled in here ({python} is
-this interpreter, {port} a free port, the keep_alive arguments appended) and run in
-workloads/services/. The script starts it, waits for GET /plain, warms it with a second of
+this interpreter, {host} 127.0.0.1, {port} a free port, the keep_alive arguments appended) and
+run in workloads/services/. The script starts it, waits for GET /plain, warms it with a second of
 requests on ten connections at once, reads the summed VmRSS of its process tree, opens N
 connections with plain blocking sockets (each sends one keep-alive GET /plain and reads its whole
 answer; one the server says it closes is closed), holds them for the settle time, reads the tree
@@ -111,6 +111,7 @@ def command(
     server = servers[name]
     fill = {
         "{python}": sys.executable,
+        "{host}": "127.0.0.1",
         "{port}": str(port),
         "{workers}": str(workers),
         "{threads}": str(threads),
