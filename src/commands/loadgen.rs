@@ -5,13 +5,14 @@
 //!
 //! Set-up (untimed): start the server on a free loopback port, pinned to its own CPUs (under
 //! `--hosts containers`, in the server role's container on its address, with its CPU set:
-//! [`crate::hosts::exec`]), with the services' addresses in its environment; wait for `GET /plain`; send the cell's endpoint
-//! `warmup_s` of closed-loop load over its connections (pools filled, code paths warm); with
-//! `hold`, open that many keep-alive connections ([`crate::loadgen::hold`]), hold them idle and
-//! read the server tree's RSS before and after, and the timed load becomes a trickle across
-//! them. Then `ready`; on `go` the timed load; `done`; the result; the server is stopped
-//! (SIGTERM, then SIGKILL of its tree) whatever happened. A cell with `clients` is a WebSocket
-//! room instead: after the server answers, `fanout_cell.rs` runs it.
+//! [`crate::hosts::exec`]), with the services' addresses in its environment; wait for `GET
+//! /plain`; send the cell's endpoint `warmup_s` of closed-loop load over its connections (pools
+//! filled, code paths warm); with `hold`, open that many keep-alive connections
+//! ([`crate::loadgen::hold`]), hold them idle and read the server tree's RSS before and after,
+//! and the timed load becomes a trickle across them. Then `ready`; on `go` the timed load;
+//! `done`; the result; the server is stopped (SIGTERM, then SIGKILL of its tree) whatever
+//! happened. A cell with `clients` is a WebSocket room instead: after the server answers,
+//! `fanout_cell.rs` runs it.
 
 use std::os::fd::FromRawFd;
 use std::path::PathBuf;
