@@ -561,6 +561,10 @@ pub struct Cell {
     /// stopped; absent with fixed rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<AdaptiveRounds>,
+    /// The timelines of its warm-up runs, whose measurements are not kept: the time they took
+    /// is part of the run's account ([`crate::analysis::time_account`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warmup_timelines: Vec<Timeline>,
 }
 
 /// A cell measured in adaptive rounds: checked after every round from `min_rounds` on, stopped
@@ -661,6 +665,24 @@ pub struct RunRecord {
     /// ([`crate::extras::Extras`]; docs/protocol.md lists them).
     #[serde(default, deserialize_with = "crate::extras::null_as_default")]
     pub extra: crate::extras::Extras,
+    /// When the run's phases happened on the driver's clock: where a run's time outside the
+    /// timed region goes (absent in documents from before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Timeline>,
+}
+
+/// One run's phases, in seconds since the driver's clock started ([`crate::runner::clock`]):
+/// `spawned_s` to `ready_s` is interpreter start-up, imports and the worker's set-up; `go_s` to
+/// `done_s` the timed region; `done_s` to `exited_s` the result, the worker's exit and the
+/// closing machine-speed probe. The gap between one run's `exited_s` and the next one's
+/// `spawned_s` is the driver's own work (saving the document, the stopping rule).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    pub spawned_s: f64,
+    pub ready_s: f64,
+    pub go_s: f64,
+    pub done_s: f64,
+    pub exited_s: f64,
 }
 
 /// What else used the machine while one run was timed (from `go` to `done`).

@@ -104,6 +104,15 @@ fn fully_populated() -> Results {
         cpu_s: 0.12,
         pss_mib: 9.5,
     }];
+    let timeline = asynclab::results::Timeline {
+        spawned_s: 1.0,
+        ready_s: 1.2,
+        go_s: 1.25,
+        done_s: 2.25,
+        exited_s: 2.4,
+    };
+    r.cells[0].runs[0].timeline = Some(timeline);
+    r.cells[0].warmup_timelines = vec![timeline];
     r.method.hosts = Some(asynclab::results::HostsRecord {
         mode: "containers".into(),
         engine: "unix:///var/run/docker.sock".into(),

@@ -27,6 +27,7 @@ pub mod stopping;
 pub mod summary;
 pub mod sweep;
 pub mod thresholds;
+pub mod time_account;
 pub mod warnings;
 
 use std::collections::BTreeMap;
@@ -76,6 +77,8 @@ pub struct Report<'a> {
     pub service_answers: Vec<service_questions::ServiceAnswer>,
     /// The machine-speed probe over every run, when runs were probed.
     pub machine_speed: Option<speed::ProbeRange>,
+    /// Where the run's time went, when its runs recorded their timelines.
+    pub time_account: Option<time_account::TimeAccount>,
     /// The environment's warnings, the machine's speed when it moved, then the cells' round
     /// warnings grouped by cause.
     pub warnings: Vec<warnings::WarningGroup>,
@@ -151,6 +154,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
         service_crossovers: services::kind_crossovers(&all_cells, rule),
         decisions,
         machine_speed,
+        time_account: time_account::account(&results.cells),
         warnings,
         thresholds: thresholds::check(results),
         contrasts: contrasts::rows(results, rule),

@@ -87,7 +87,32 @@ fn intro(r: &Report) -> Vec<Block> {
             }
         )));
     }
+    if let Some(t) = &r.time_account {
+        out.push(Block::Para(time_text(t)));
+    }
     out
+}
+
+/// Where the run's time went, from the runs' timelines.
+fn time_text(t: &crate::analysis::time_account::TimeAccount) -> String {
+    let part = |s: f64| {
+        format!(
+            "{} ({:.0}%)",
+            crate::format::duration_s(s),
+            100.0 * s / t.span_s.max(1e-9)
+        )
+    };
+    format!(
+        "Where the time went: {} runs and {} warm-up runs over {} from the first start to the last exit. Of the measured runs: timed {}, workers' start-up, imports and set-up {}, the driver's readings around the timed region, the result and the exit {}; the warm-up runs {}; between runs (saving results.json, the stopping rule, the reference clients) {}.",
+        t.runs,
+        t.warmups,
+        crate::format::duration_s(t.span_s),
+        part(t.timed_s),
+        part(t.startup_s),
+        part(t.around_s),
+        part(t.warmup_s),
+        part(t.between_s)
+    )
 }
 
 /// Where each role ran and the round trips between them (`--hosts containers`).

@@ -3,6 +3,7 @@
 
 pub mod ceiling;
 pub mod checks;
+pub mod clock;
 pub mod executor;
 pub mod interference;
 pub mod matrix;

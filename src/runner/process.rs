@@ -413,8 +413,10 @@ fn kib_to_mib(k: u64) -> f64 {
 
 impl Executor for ProcessExecutor {
     fn execute(&mut self, cell: &CellSpec, round: Option<usize>) -> Result<RunRecord, RunError> {
+        let spawned_s = super::clock::now_s();
         let mut w = Worker::spawn(self, cell)?;
         let ready = w.wait_for("ready", SETUP_TIMEOUT, cell)?;
+        let ready_s = super::clock::now_s();
         let pid = w.pid();
         // Trees the worker started outside its own (a server under test in the server role's
         // container) are measured as part of the worker's, as a child's would be, and count as
@@ -499,6 +501,13 @@ impl Executor for ProcessExecutor {
             std::thread::sleep(Duration::from_millis(10));
         }
         let interference = counters.probe_after();
+        let timeline = crate::results::Timeline {
+            spawned_s,
+            ready_s,
+            go_s: super::clock::seconds(go),
+            done_s: super::clock::seconds(go) + wall_s,
+            exited_s: super::clock::now_s(),
+        };
         let server_requests = match (&self.http_requests, requests_before) {
             (Some(f), Some(before)) => f().map(|after| after.saturating_sub(before)),
             _ => None,
@@ -585,6 +594,7 @@ impl Executor for ProcessExecutor {
                 .unwrap_or_default(),
             interference: Some(interference),
             extra,
+            timeline: Some(timeline),
         })
     }
 }

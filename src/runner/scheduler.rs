@@ -68,6 +68,7 @@ pub fn new_cell(spec: &CellSpec) -> Cell {
         summary: None,
         warnings: Vec::new(),
         adaptive: None,
+        warmup_timelines: Vec::new(),
     }
 }
 
@@ -193,6 +194,8 @@ pub fn run_interleaved(
                     if !warm {
                         cells[i].runs.push(record);
                         (plan.derive)(&mut cells[i]);
+                    } else if let Some(t) = record.timeline {
+                        cells[i].warmup_timelines.push(t);
                     }
                 }
                 Err(RunError::Skipped { reason, .. }) => {
@@ -348,6 +351,7 @@ pub(crate) mod tests {
                     _ => false,
                 })),
                 extra: Default::default(),
+                timeline: None,
             })
         }
     }
