@@ -139,14 +139,12 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         .iter()
         .map(|s| {
             let own = args.plans.get(&s.name).copied().unwrap_or_default();
-            let (rounds, warmups) = s.plan(
-                own.rounds.or(args.rounds),
-                own.warmups.or(args.warmups),
-                args.quick,
-            );
+            let given = own.rounds.or(args.rounds);
+            let (rounds, warmups) = s.plan(given, own.warmups.or(args.warmups), args.quick);
+            let max_rounds = args.max_rounds().unwrap_or(rounds).max(rounds);
             Plan {
-                rounds,
-                max_rounds: args.max_rounds().unwrap_or(rounds).max(rounds),
+                rounds: adaptive_minimum(rounds, max_rounds, given.is_some(), alpha),
+                max_rounds,
                 warmups,
                 deadline: None,
                 repeats: args.repeats(),
@@ -271,5 +269,37 @@ fn check_cpus(cpus: &[usize]) -> Result<(), UsageError> {
             ),
         }),
         None => Ok(()),
+    }
+}
+
+/// The least rounds of an adaptive plan: a catalogue default below the first look that can
+/// reject at `alpha` is raised to it, since a cell stopped there (by a time budget) could not
+/// have settled a difference; rounds the user gave are kept as given.
+fn adaptive_minimum(rounds: usize, max_rounds: usize, given: bool, alpha: f64) -> usize {
+    if given || max_rounds <= rounds {
+        return rounds;
+    }
+    let looks = crate::stats::sequential::Looks {
+        min: rounds,
+        max: max_rounds,
+    };
+    looks.first_deciding(alpha).unwrap_or(rounds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_adaptive_minimum_from_the_catalogue_starts_at_the_first_look_that_can_reject() {
+        // 3 against 3 rounds cannot reject at 0.05 (smallest p 0.1); 4 against 4 can (0.029).
+        assert_eq!(adaptive_minimum(3, 10, false, 0.05), 4);
+        assert_eq!(adaptive_minimum(5, 10, false, 0.05), 5);
+        assert_eq!(adaptive_minimum(3, 10, true, 0.05), 3, "--rounds 3 is kept");
+        assert_eq!(
+            adaptive_minimum(3, 3, false, 0.05),
+            3,
+            "fixed rounds are kept"
+        );
     }
 }
