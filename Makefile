@@ -64,12 +64,13 @@ DB_PYTESTS := workloads/tests/test_db.py workloads/tests/test_greenlet_trap.py w
 test-py: envs
 	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q -rs --durations=5 workloads/tests $(addprefix --ignore=,$(DB_PYTESTS))
 
-# The database scenarios and their correctness checks against a real PostgreSQL (correctness,
-# not speed: --max-foreign-cores 100 keeps interference from making a cell inconclusive here;
-# tests/interference.rs tests that):
+# The database scenarios and their correctness checks against a real PostgreSQL: every cell
+# runs once, with no warm-up, and must answer without errors and agree with the others
+# (correctness, not speed: one round compares nothing, and --max-foreign-cores 100 keeps
+# interference from making a cell inconclusive here; tests/interference.rs tests that).
 # DATABASE_URL when set, else an ephemeral local cluster the lab makes and removes.
 test-db: envs
-	$(BIN) run --scenario db,latency_tail,greenlet_trap --quick --strict --max-foreign-cores 100 --python $(PYTHONS) --out results/test-db-$$(date +%Y%m%d-%H%M%S)
+	$(BIN) run --scenario db,latency_tail,greenlet_trap --quick --rounds 1 --warmups 0 --strict --max-foreign-cores 100 --python $(PYTHONS) --out results/test-db-$$(date +%Y%m%d-%H%M%S)
 	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q -rs --durations=5 $(DB_PYTESTS)
 
 test: lint test-rust test-py test-db
