@@ -21,15 +21,16 @@ fn earlier_results(args: &RunArgs) -> PathBuf {
     parent.join("latest")
 }
 
-/// Median measured wall time of one run, by cell id, from an earlier results document.
-fn median_wall_s(doc: &Results) -> BTreeMap<String, f64> {
+/// Median time of one run, by cell id, from an earlier results document: from the worker's
+/// start to its exit where the run recorded its timeline, else its timed region alone.
+fn median_run_s(doc: &Results) -> BTreeMap<String, f64> {
     doc.cells
         .iter()
         .filter_map(|c| {
             let mut w: Vec<f64> = c
                 .runs
                 .iter()
-                .map(|r| r.wall_s)
+                .map(|r| r.timeline.map_or(r.wall_s, |t| t.exited_s - t.spawned_s))
                 .filter(|w| w.is_finite())
                 .collect();
             if w.is_empty() {
@@ -45,7 +46,7 @@ fn median_wall_s(doc: &Results) -> BTreeMap<String, f64> {
 pub fn print(args: &RunArgs, plan: &RunPlan) {
     let source = earlier_results(args);
     let known = Results::load(&source)
-        .map(|d| median_wall_s(&d))
+        .map(|d| median_run_s(&d))
         .unwrap_or_default();
     println!("asynclab: dry run: nothing started, no results folder made");
     let (mut total_runs, mut total_s, mut unknown_runs) = (0, 0.0, 0);
@@ -103,7 +104,7 @@ pub fn print(args: &RunArgs, plan: &RunPlan) {
         unknown_runs += s_unknown;
     }
     let basis = format!(
-        "the median wall time of each cell's runs in {}, {} of {total_runs} runs known; worker start-up, set-up and repeats not included",
+        "each cell's median run in {}, from the worker's start to its exit (the timed region alone for runs from before timelines were recorded), {} of {total_runs} runs known; the time between runs and repeats not included",
         source.display(),
         total_runs - unknown_runs
     );
