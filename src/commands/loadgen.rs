@@ -310,7 +310,11 @@ fn work(args: &LoadgenArgs, ctl: &mut Ctl) -> anyhow::Result<()> {
         "latency_sets_ms": sets,
         "extra": extra,
     }))?;
+    // The client's connections close before the server is stopped: a server that waits for
+    // its open keep-alive connections on SIGTERM (gunicorn's gthread worker) would otherwise
+    // wait out its graceful timeout. The runtime owns the connections' tasks.
     drop(senders);
+    drop(rt);
     drop(running);
     Ok(())
 }
