@@ -92,11 +92,12 @@ bench: envs $(OHA)
 	$(BIN) self-check --oha $(OHA) --knee-from target/knee-run.json --python $$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1)
 
 # The book (docs/, mdBook) into target/book; its links are checked by tests/docs.rs. mdBook's
-# html renderer without its default features (the search index, `serve`, `watch`) compiles in
-# about a minute.
+# html renderer without its default features (the search index, `serve`, `watch`), unoptimised:
+# it compiles in about half the time of a release build (53 s against 96 s here) and still
+# renders this book in half a second.
 MDBOOK := $(TOOLS)/bin/mdbook
 $(MDBOOK):
-	$(CARGO) install mdbook --locked --version 0.5.4 --no-default-features --root $(TOOLS)
+	$(CARGO) install mdbook --locked --version 0.5.4 --no-default-features --debug --root $(TOOLS)
 
 book: $(MDBOOK)
 	$(MDBOOK) build docs
