@@ -30,7 +30,7 @@ tools: $(UV)
 envs: build tools
 	$(BIN) envs --python $(PYTHONS)
 
-# Both questions in about ten minutes of runs (workloads/studies/run_all.toml); every scenario
+# Both questions in an 8-minute budget of runs (workloads/studies/run_all.toml); every scenario
 # of the catalogue with its own rounds takes over an hour here (run-everything).
 run-all: envs
 	$(BIN) run --study workloads/studies/run_all.toml --python $(PYTHONS) $(RUN_FLAGS)
