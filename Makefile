@@ -93,8 +93,7 @@ bench: envs $(OHA)
 
 # The book (docs/, mdBook) into target/book; its links are checked by tests/docs.rs. mdBook's
 # html renderer without its default features (the search index, `serve`, `watch`), unoptimised:
-# it compiles in about half the time of a release build (53 s against 96 s here) and still
-# renders this book in half a second.
+# it compiles in about half the time of a release build and still renders this book at once.
 MDBOOK := $(TOOLS)/bin/mdbook
 $(MDBOOK):
 	$(CARGO) install mdbook --locked --version 0.5.4 --no-default-features --debug --root $(TOOLS)

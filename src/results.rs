@@ -562,7 +562,7 @@ pub struct Cell {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<AdaptiveRounds>,
     /// The timelines of its warm-up runs, whose measurements are not kept: the time they took
-    /// is part of the run's account ([`crate::analysis::time_account`]).
+    /// is part of the run's account of where its time went.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warmup_timelines: Vec<Timeline>,
 }
@@ -671,11 +671,12 @@ pub struct RunRecord {
     pub timeline: Option<Timeline>,
 }
 
-/// One run's phases, in seconds since the driver's clock started ([`crate::runner::clock`]):
+/// One run's phases, in seconds since the driver's clock started (one origin per document):
 /// `spawned_s` to `ready_s` is interpreter start-up, imports and the worker's set-up; `go_s` to
 /// `done_s` the timed region; `done_s` to `exited_s` the result, the worker's exit and the
 /// closing machine-speed probe. The gap between one run's `exited_s` and the next one's
-/// `spawned_s` is the driver's own work (saving the document, the stopping rule).
+/// `spawned_s` is the driver's own work (saving the document, the stopping rule, the reference
+/// clients).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Timeline {
     pub spawned_s: f64,
