@@ -1,7 +1,7 @@
 //! The decision table's rows: per scenario and setting, the measured winner, its ratio against
 //! the runner-up with a paired interval, and whether the gap beats the run-to-run spread.
 
-use super::comparison::{compare, Pairing, Rule, Verdict};
+use super::comparison::{compare, settled, Pairing, Rule, Verdict};
 use super::measured::{busy_machine, paired_rounds, MeasuredRuns};
 use super::ops::version_key;
 use crate::catalogue::DecideBy;
@@ -31,6 +31,9 @@ pub struct Decision {
     pub beyond_spread: bool,
     /// What the per-round values say about the gap.
     pub verdict: Verdict,
+    /// How the verdict is final ([`super::comparison::settled`]: "different", "equal within
+    /// noise", "inconclusive"); None while more rounds could still change it.
+    pub settled: Option<&'static str>,
 }
 
 /// The metric a decision ranks by, of one run.
@@ -144,6 +147,7 @@ pub fn decisions(results: &Results, rule: Rule) -> Vec<Decision> {
             },
             winner: w.variant.clone(),
             runner_up: r.variant.clone(),
+            settled: settled(&cmp, rule),
             ratio: cmp.ratio,
             beyond_spread,
             verdict: cmp.verdict,

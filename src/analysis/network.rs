@@ -373,6 +373,7 @@ mod tests {
                     paired: true,
                 },
                 beyond_spread: true,
+                settled: None,
                 verdict,
             },
         }

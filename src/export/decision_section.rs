@@ -75,5 +75,29 @@ pub fn section(rows: &[Decision]) -> Option<Section> {
         ]);
     }
     out.table(t);
+    out.para(settled_text(rows));
     Some(out)
+}
+
+/// How many rows are settled for good, and how; the rest more rounds could still change.
+pub fn settled_text(rows: &[Decision]) -> String {
+    let count = |how: &str| rows.iter().filter(|d| d.settled == Some(how)).count();
+    let parts: Vec<String> = ["different", "equal within noise", "inconclusive"]
+        .into_iter()
+        .map(|how| (count(how), how))
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, how)| format!("{n} {how}"))
+        .collect();
+    let settled = rows.iter().filter(|d| d.settled.is_some()).count();
+    let open = rows.len() - settled;
+    let how = if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    };
+    let open = match open {
+        0 => "none still open".to_string(),
+        n => format!("{n} still open, which more rounds could change"),
+    };
+    format!("Settled: {settled} of {} rows{how}; {open}.", rows.len())
 }
