@@ -98,7 +98,8 @@ fn three_roles_in_containers_measure_and_leave_nothing_after_a_kill_a_ctrl_c_or_
         left_on_engine()
     );
 
-    // The next start: io_http and db in three containers, every cell ok.
+    // The next start: io_http and db in three containers, every cell ok. One round and no
+    // warm-up: everything checked below holds run by run, and no verdict is asked for.
     let dir = tmp.path().join("run");
     let assert = bin()
         .args([
@@ -106,6 +107,10 @@ fn three_roles_in_containers_measure_and_leave_nothing_after_a_kill_a_ctrl_c_or_
             "--scenario",
             "io_http,db",
             "--quick",
+            "--rounds",
+            "1",
+            "--warmups",
+            "0",
             "--hosts",
             "containers",
         ])

@@ -113,7 +113,8 @@ fn the_database_role_runs_on_a_second_engine_reached_over_tcp() {
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     // Correctness, not speed: the second engine's PostgreSQL runs on this machine's CPUs, which
-    // the driver rightly counts as foreign, so interference may not make a cell inconclusive.
+    // the driver rightly counts as foreign, so interference may not make a cell inconclusive;
+    // and one round with no warm-up, as `make test-db` runs the database scenarios.
     let assert = bin()
         .args([
             "run",
@@ -122,6 +123,10 @@ fn the_database_role_runs_on_a_second_engine_reached_over_tcp() {
             "--quick",
             "--param",
             "concurrency=10",
+            "--rounds",
+            "1",
+            "--warmups",
+            "0",
         ])
         .args([
             "--database-host",
