@@ -184,17 +184,21 @@ pub fn compare(a: &[f64], b: &[f64], pairing: Pairing, rule: Rule) -> Comparison
     }
 }
 
+/// The ways a comparison can be settled, in the order reports count them ([`settled`]).
+pub const SETTLED: [&str; 3] = ["different", "equal within noise", "inconclusive"];
+
 /// Whether `c` settles its question for good, and how: a significant difference, equal within
 /// the noise band (its interval lies wholly inside `[1 / (1 + t), 1 + t]`, so no difference
 /// that counts), or inconclusive (a round without a clean run never gets one). None while
 /// more rounds could still change the verdict.
 pub fn settled(c: &Comparison, rule: Rule) -> Option<&'static str> {
+    let [different, equal, inconclusive] = SETTLED;
     let (low, high) = rule.band();
     match c.verdict {
-        Verdict::Significant => Some("different"),
-        Verdict::Inconclusive(_) => Some("inconclusive"),
+        Verdict::Significant => Some(different),
+        Verdict::Inconclusive(_) => Some(inconclusive),
         _ if rule.noise_threshold > 0.0 && c.ratio.ci95_low >= low && c.ratio.ci95_high <= high => {
-            Some("equal within noise")
+            Some(equal)
         }
         _ => None,
     }

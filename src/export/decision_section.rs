@@ -3,7 +3,7 @@
 
 use super::markup::{Cell, Mark, Section, Table};
 use super::scenario_tables::verdict_mark;
-use crate::analysis::comparison::Verdict;
+use crate::analysis::comparison::{Verdict, SETTLED};
 use crate::analysis::decision::Decision;
 use crate::format::num;
 
@@ -82,7 +82,7 @@ pub fn section(rows: &[Decision]) -> Option<Section> {
 /// How many rows are settled for good, and how; the rest more rounds could still change.
 pub fn settled_text(rows: &[Decision]) -> String {
     let count = |how: &str| rows.iter().filter(|d| d.settled == Some(how)).count();
-    let parts: Vec<String> = ["different", "equal within noise", "inconclusive"]
+    let parts: Vec<String> = SETTLED
         .into_iter()
         .map(|how| (count(how), how))
         .filter(|(n, _)| *n > 0)
@@ -100,4 +100,52 @@ pub fn settled_text(rows: &[Decision]) -> String {
         n => format!("{n} still open, which more rounds could change"),
     };
     format!("Settled: {settled} of {} rows{how}; {open}.", rows.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::RatioEstimate;
+
+    fn row(settled: Option<&'static str>) -> Decision {
+        Decision {
+            scenario: "s".into(),
+            group: String::new(),
+            python: "3.12.1".into(),
+            metric: "throughput /s",
+            winner: "a".into(),
+            runner_up: "b".into(),
+            ratio: RatioEstimate {
+                ratio: 1.2,
+                ci95_low: 1.1,
+                ci95_high: 1.3,
+                paired: true,
+            },
+            beyond_spread: false,
+            verdict: Verdict::NotSignificant,
+            settled,
+        }
+    }
+
+    #[test]
+    fn the_count_names_each_way_a_row_settled_and_the_open_ones() {
+        let rows = [
+            row(Some("different")),
+            row(None),
+            row(Some("equal within noise")),
+            row(Some("different")),
+        ];
+        assert_eq!(
+            settled_text(&rows),
+            "Settled: 3 of 4 rows (2 different, 1 equal within noise); 1 still open, which more rounds could change."
+        );
+        assert_eq!(
+            settled_text(&[row(Some("inconclusive"))]),
+            "Settled: 1 of 1 rows (1 inconclusive); none still open."
+        );
+        assert_eq!(
+            settled_text(&[row(None)]),
+            "Settled: 0 of 1 rows; 1 still open, which more rounds could change."
+        );
+    }
 }
