@@ -61,8 +61,13 @@ test-netem: envs
 DB_PYTESTS := workloads/tests/test_db.py workloads/tests/test_greenlet_trap.py workloads/tests/test_latency_tail.py \
 	workloads/tests/test_services_db.py
 
+# Tests that assert a time (open-loop latencies, calibrated op counts) run alone, after the rest
+# have run on two workers (pytest-xdist): those check behaviour and answers, not speed.
+TIMED_PYTESTS := workloads/tests/test_openloop.py workloads/tests/test_asyncio_ops.py
+
 test-py: envs
-	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q -rs --durations=5 workloads/tests $(addprefix --ignore=,$(DB_PYTESTS))
+	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q -rs --durations=5 -n 2 workloads/tests $(addprefix --ignore=,$(DB_PYTESTS) $(TIMED_PYTESTS))
+	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q -rs --durations=5 $(TIMED_PYTESTS)
 
 # The database scenarios and their correctness checks against a real PostgreSQL: every cell
 # runs once, with no warm-up, and must answer without errors and agree with the others
