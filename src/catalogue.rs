@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::UsageError;
 use crate::toml_input::{self, Fault};
 
+mod narrow;
 pub mod servers;
+pub use narrow::narrow;
 pub use servers::{Server, ServerKind};
 
 /// What drives a scenario's cells.

@@ -24,6 +24,9 @@ pub struct Study {
     /// Scenarios to run (`--scenario`), or `["all"]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scenarios: Vec<String>,
+    /// Only these variants of each scenario (`--variants`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<String>,
     /// Parameter overrides (`--param`): a value is a setting, an array a matrix axis.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub params: BTreeMap<String, toml::Value>,
@@ -121,7 +124,9 @@ pub enum StudyRates {
 /// How to fix a key, for the error line.
 fn hint(key: &str) -> &'static str {
     match key {
-        "scenarios" | "python" | "loops" => "give a list of strings, e.g. [\"io_http\"]",
+        "scenarios" | "variants" | "python" | "loops" => {
+            "give a list of strings, e.g. [\"io_http\"]"
+        }
         "cpus" => "give a list of CPU numbers, e.g. [0, 1]",
         "rates" => "give whole rates per second, e.g. [10, 50], or \"auto\"",
         "rounds" | "max_rounds" | "warmups" | "repeats" => "give a whole number, e.g. 3",

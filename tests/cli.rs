@@ -27,6 +27,45 @@ fn unknown_scenario_lists_the_known_ones() {
 }
 
 #[test]
+fn variants_narrow_the_plan_and_an_unknown_one_is_named_with_the_known_ones() {
+    let out = bin()
+        .args(["run", "--scenario", "io_http", "--variants", "asyncio,sync"])
+        .arg("--dry-run")
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let cells: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains(" python "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(!cells.is_empty(), "{stdout}");
+    assert!(
+        cells.iter().all(|v| ["sync", "asyncio"].contains(v)),
+        "{cells:?}"
+    );
+    assert!(
+        stdout.contains("variants = [\"asyncio\", \"sync\"]"),
+        "{stdout}"
+    );
+    one_line_error(
+        &[
+            "run",
+            "--scenario",
+            "io_http",
+            "--variants",
+            "thread",
+            "--dry-run",
+        ],
+        &[
+            "--variants",
+            "'thread' is not a variant of io_http",
+            "threads",
+        ],
+    );
+}
+
+#[test]
 fn wrong_parameter_type_names_the_flag() {
     one_line_error(
         &["run", "--scenario", "io_http", "--param", "requests=many"],

@@ -58,6 +58,9 @@ fn interpreters_run_in_parallel_on_3_14_cost_what_a_bare_script_sees_and_skip_on
             "cpu,memory",
             "--python",
             "3.12,3.14",
+            // What the checks below read: interpreters, and what they are held against.
+            "--variants",
+            "interpreters,sync,threads",
             "--param",
             "n=50000",
             "--param",

@@ -54,7 +54,7 @@ fn fully_populated() -> Results {
         not_placed: Some("PostgreSQL in a container".into()),
     });
     let study = asynclab::study::Study::parse(
-        "scenarios = ['io_http']\npython = ['3.12']\nloops = ['asyncio']\npg = 'auto'\n\
+        "scenarios = ['io_http']\nvariants = ['sync', 'asyncio']\npython = ['3.12']\nloops = ['asyncio']\npg = 'auto'\n\
          pg_image = 'postgres:16'\nhosts = 'containers'\ndatabase_host = 'tcp://10.0.0.7:2375'\nrounds = 3\nmax_rounds = 8\nbudget = '10m'\nwarmups = 1\nquick = true\ncpus = [0]\nplacement = 'shared'\n\
          rates = [10, 20]\nstrict = false\nmax_foreign_cores = 0.1\nrepeats = 3\nnoise_threshold = 0.03\nalpha = 0.05\n\
          [thresholds]\nio_http = ['asyncio/sync >= 5']\n[params]\nconcurrency = [10, 100]\ndelay_ms = 20\n[plans.cpu]\nrounds = 2\nwarmups = 0\n",

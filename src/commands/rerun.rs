@@ -45,6 +45,7 @@ fn flags(a: &RerunArgs) -> RunArgs {
     RunArgs {
         env: a.env.clone(),
         scenario: Vec::new(),
+        variants: Vec::new(),
         study: None,
         dry_run: a.dry_run,
         quick: false,

@@ -39,6 +39,11 @@ pub struct RunArgs {
     /// Scenarios to run, comma-separated, or `all` (or the study file's `scenarios`).
     #[arg(long, value_delimiter = ',', required_unless_present = "study")]
     pub scenario: Vec<String>,
+    /// Only these variants of each scenario, comma-separated (`asynclab list` names them), as
+    /// if the catalogue listed only those: the baseline stays the scenario's when kept, else is
+    /// the first kept; a comparison of its question that loses a side is left out.
+    #[arg(long, value_delimiter = ',', value_name = "VARIANT[,VARIANT]")]
+    pub variants: Vec<String>,
     /// A study file (TOML) with the run's choices: scenarios, params, interpreters, loops,
     /// rounds...; flags given here override it (see workloads/studies/example.toml).
     #[arg(long, value_name = "FILE.toml")]

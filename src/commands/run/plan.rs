@@ -82,6 +82,13 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         .iter()
         .map(|n| cat.get(n))
         .collect::<Result<Vec<_>, _>>()?;
+    let narrowed = crate::catalogue::narrow(&scenarios, &args.variants).map_err(|message| {
+        UsageError::Flag {
+            flag: "--variants",
+            message,
+        }
+    })?;
+    let scenarios: Vec<&Scenario> = narrowed.iter().collect();
     let overrides = with_loop_axis(&args.params, &args.event_loops)?;
     let overrides = sweep::with_rates(&overrides, args.rates.as_ref(), &scenarios)?;
     matrix::check_overrides(&scenarios, &overrides)?;

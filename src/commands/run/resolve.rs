@@ -109,6 +109,14 @@ fn check_names(
             bad(source, &key, what, "see `asynclab list` for the parameters")
         })?;
     }
+    crate::catalogue::narrow(&used, &study.variants).map_err(|what| {
+        bad(
+            source,
+            "variants",
+            &what,
+            "see `asynclab list` for each scenario's variants",
+        )
+    })?;
     if let Some(l) = study
         .loops
         .iter()
@@ -163,6 +171,9 @@ pub fn apply(study: &Study, source: &str, cli: &RunArgs) -> Result<RunArgs, Usag
     args.params = params;
     if args.env.python.is_empty() {
         args.env.python = study.python.clone();
+    }
+    if args.variants.is_empty() {
+        args.variants = study.variants.clone();
     }
     if args.event_loops.is_empty() && !cli.params.iter().any(|p| p.key == "loop") {
         args.event_loops = study.loops.clone();
@@ -285,6 +296,7 @@ pub fn resolved(args: &RunArgs, plan: &RunPlan) -> Study {
             .iter()
             .map(|s| s.scenario.name.clone())
             .collect(),
+        variants: args.variants.clone(),
         params,
         python,
         loops: args.event_loops.clone(),
