@@ -14,11 +14,12 @@ impl Scenario {
             .filter(|v| keep.contains(v))
             .cloned()
             .collect();
-        let own = self.baseline_variant();
-        let baseline = match variants.iter().find(|v| *v == own) {
-            Some(kept) => kept.clone(),
-            None => variants.first()?.clone(),
-        };
+        if variants.is_empty() {
+            return None;
+        }
+        // A dropped baseline leaves none named: baseline_variant's default, the first, decides.
+        let own = self.baseline_variant().to_string();
+        let baseline = variants.contains(&own).then_some(own);
         let contrast = self
             .contrast
             .iter()
@@ -27,7 +28,7 @@ impl Scenario {
             .collect();
         Some(Scenario {
             variants,
-            baseline: Some(baseline),
+            baseline,
             contrast,
             ..self.clone()
         })
