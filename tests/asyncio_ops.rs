@@ -2,17 +2,12 @@
 //! must be flagged), the pyperf cross-check and `asynclab cost`; event_loops with a loop that is
 //! not installed (skipped, not failed) and CPU pinning; the behaviour checks; flag errors.
 
-mod common;
+use crate::common;
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use common::*;
 use serde_json::Value;
-
-/// The measuring tests run one at a time: on a 2-core machine a parallel asyncio_ops run would
-/// stretch the behaviour checks' 0.1 s sleeps past their bounds and add noise to the others.
-static MEASURING: Mutex<()> = Mutex::new(());
 
 fn cells(r: &Value) -> &Vec<Value> {
     r["cells"].as_array().unwrap()
@@ -20,7 +15,7 @@ fn cells(r: &Value) -> &Vec<Value> {
 
 #[test]
 fn asyncio_ops_flags_the_mistimed_case_and_reports_pyperf_and_cost() {
-    let _guard = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = alone();
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     let params = [
@@ -115,7 +110,7 @@ fn asyncio_ops_flags_the_mistimed_case_and_reports_pyperf_and_cost() {
 
 #[test]
 fn event_loops_skip_a_loop_that_is_not_installed_and_pin_cpus() {
-    let _guard = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = alone();
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     bin()
@@ -182,7 +177,7 @@ fn event_loops_skip_a_loop_that_is_not_installed_and_pin_cpus() {
 
 #[test]
 fn behaviour_checks_all_hold_and_show_as_rows() {
-    let _guard = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = alone();
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     bin()
@@ -208,6 +203,7 @@ fn behaviour_checks_all_hold_and_show_as_rows() {
 
 #[test]
 fn bad_loop_and_cpu_flags_name_the_flag() {
+    let _alone = alone();
     let cases: [(&[&str], &str); 3] = [
         (&["--loop", "uvlop"], "--loop: unknown event loop 'uvlop'"),
         (

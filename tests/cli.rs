@@ -1,6 +1,6 @@
 //! Bad input gets one clear line naming the problem and the fix, and a non-zero exit.
 
-mod common;
+use crate::common;
 
 use common::*;
 use predicates::prelude::*;

@@ -2,7 +2,7 @@
 //! interpreters, `tests/data/results/two_pythons.json`) and on copies of it with one
 //! cell made worse or every run jittered.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! warnings, the database backend, the interpreters) is in the record — checked against
 //! `asynclab::analysis` itself, never against summary.md.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

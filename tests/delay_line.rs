@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use asynclab::services::delay_line::{DelayLine, DelaySpec, JitterShape};
 use asynclab::services::echo::EchoServer;
 
-mod common;
+use crate::common::{self, alone};
 
 fn any_port() -> SocketAddr {
     SocketAddr::from((Ipv4Addr::LOCALHOST, 0))
@@ -49,21 +49,13 @@ fn round_trips_ms(addr: SocketAddr, n: usize) -> Vec<f64> {
     out
 }
 
-/// Held by the tests that time round trips, so that the thousand-connection test in this same
-/// binary does not load the machine under them.
-static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn timing() -> std::sync::MutexGuard<'static, ()> {
-    TIMING.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
 #[test]
 fn the_added_round_trip_is_what_was_asked_from_1_to_50_ms() {
-    let _alone = timing();
+    let _alone = alone();
     let echo = EchoServer::start(any_port()).unwrap();
     let direct = quantile(&round_trips_ms(echo.addr(), 200), 0.5);
     for (rtt_ms, n) in [(1.0, 200), (5.0, 100), (20.0, 40), (50.0, 20)] {
@@ -91,7 +83,7 @@ fn the_added_round_trip_is_what_was_asked_from_1_to_50_ms() {
 
 #[test]
 fn uniform_jitter_spreads_round_trips_over_its_range() {
-    let _alone = timing();
+    let _alone = alone();
     let echo = EchoServer::start(any_port()).unwrap();
     // How late this machine delivers a 10 ms round trip now: the same line without jitter.
     // A slowed host put the jittered median 1.5 ms over its 12 ms (13.504) and failed CI on a
@@ -147,7 +139,7 @@ fn uniform_jitter_spreads_round_trips_over_its_range() {
 
 #[test]
 fn a_thousand_concurrent_connections_lose_and_reorder_nothing() {
-    let _alone = timing();
+    let _alone = alone();
     let echo = EchoServer::start(any_port()).unwrap();
     let spec = DelaySpec::rtt(Duration::from_millis(2));
     let line = DelayLine::start(any_port(), echo.addr(), spec).unwrap();
@@ -208,6 +200,7 @@ fn a_thousand_concurrent_connections_lose_and_reorder_nothing() {
 
 #[test]
 fn dropping_it_closes_its_connections_and_its_port() {
+    let _alone = alone();
     let echo = EchoServer::start(any_port()).unwrap();
     let line = DelayLine::start(
         any_port(),
@@ -229,6 +222,7 @@ fn dropping_it_closes_its_connections_and_its_port() {
 
 #[test]
 fn an_upstream_that_refuses_drops_the_client_and_is_counted() {
+    let _alone = alone();
     // A port nothing listens on: bind, read the port, close.
     let dead = std::net::TcpListener::bind(any_port())
         .unwrap()
@@ -244,6 +238,7 @@ fn an_upstream_that_refuses_drops_the_client_and_is_counted() {
 
 #[test]
 fn delay_proxy_flags_are_checked_in_one_line() {
+    let _alone = alone();
     for (args, want) in [
         (
             &["--upstream", "127.0.0.1:1", "--rtt-ms=-1"][..],
@@ -279,6 +274,7 @@ fn delay_proxy_flags_are_checked_in_one_line() {
 
 #[test]
 fn delay_proxy_serves_until_ctrl_c_and_says_what_it_carried() {
+    let _alone = alone();
     let echo = EchoServer::start(any_port()).unwrap();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("asynclab"))
         .args([

@@ -2,7 +2,7 @@
 //! the book's table of contents, and every findings page is what the lab renders from the
 //! results document committed beside it, byte for byte.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

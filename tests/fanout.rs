@@ -4,7 +4,7 @@
 //! delivery arrives, the document
 //! meets its schema, and the run leaves no server behind.
 
-mod common;
+use crate::common;
 
 use common::*;
 
@@ -15,6 +15,7 @@ const TOLERANCE_MS: f64 = 1.0;
 
 #[test]
 fn a_ten_millisecond_sleep_in_the_broadcast_path_adds_ten_milliseconds_to_the_median() {
+    let _alone = alone();
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     bin()

@@ -2,7 +2,7 @@
 //! tail of its stderr; the matrix goes on, nothing measured is lost, nothing is left running.
 //! SIGINT and SIGTERM stop a run the same way, each reported by name with its own exit code.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! catalogue must also expand into its matrix without panicking. 256 cases per property by
 //! default; `PROPTEST_CASES=20000 cargo test --release --test fuzz_catalogue` for a longer run.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -3,7 +3,7 @@
 //! naming the document. 256 cases per property by default;
 //! `PROPTEST_CASES=20000 cargo test --release --test fuzz_results` for a longer run.
 
-mod common;
+use crate::common;
 
 use asynclab::results::Results;
 use proptest::prelude::*;

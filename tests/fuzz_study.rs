@@ -2,7 +2,7 @@
 //! give a study or an error of one line. Rerun for longer with
 //! `PROPTEST_CASES=100000 cargo test --release --test fuzz_study`.
 
-mod common;
+use crate::common;
 
 use asynclab::study::Study;
 use proptest::prelude::*;

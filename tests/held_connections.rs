@@ -10,7 +10,7 @@
 //! one reading and not the other by chance, and at 1,000 connections moves either figure by
 //! several percent. One worker leaves the two procedures as the only difference.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 
@@ -39,6 +39,7 @@ fn env_python() -> PathBuf {
 
 #[test]
 fn memory_per_held_connection_agrees_with_a_bare_script_for_every_server() {
+    let _alone = alone();
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     bin()

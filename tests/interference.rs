@@ -2,17 +2,14 @@
 //! repeated, the clean ones still follow physics, and a machine busy for the whole run gives no
 //! verdict at all.
 
-mod common;
+use crate::common;
 
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-
-/// Serializes these tests: each measures, and one's load would spoil the other's runs.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// A folder under the build's own temporary directory, emptied first and kept afterwards, so
 /// that a failed run's results.json can be read after the test.
@@ -153,7 +150,7 @@ fn run_period_s(dir: &std::path::Path) -> f64 {
 
 #[test]
 fn intermittent_load_is_flagged_repeated_and_left_out() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = alone();
     let out = kept_dir("intermittent");
     let dir = out.join("run");
     // Load on every CPU for 2 s, then a quiet gap long enough that, whatever the phase, one of
@@ -313,7 +310,7 @@ fn intermittent_load_is_flagged_repeated_and_left_out() {
 
 #[test]
 fn constant_load_gives_no_verdict() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = alone();
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     let load = Load::start();

@@ -4,7 +4,7 @@
 //! costs the memory a bare script of its own measures; on 3.12 the cells are skipped with the
 //! reason.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -44,6 +44,7 @@ fn extra_median(c: &Value, key: &str) -> f64 {
 
 #[test]
 fn interpreters_run_in_parallel_on_3_14_cost_what_a_bare_script_sees_and_skip_on_3_12() {
+    let _alone = alone();
     bin()
         .args(["pythons", "add", "3.14"])
         .timeout(Duration::from_secs(900))

@@ -1,7 +1,7 @@
 //! The I/O-bound study end to end: a real `run --scenario io_http --quick` against the mock
 //! server, checked against Little's law, the server's request count and the JSON Schema.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
@@ -14,6 +14,7 @@ fn littles_law_per_s(concurrency: f64, requests: f64, delay_ms: f64) -> f64 {
 
 #[test]
 fn quick_io_http_meets_littles_law_and_the_schema() {
+    let _alone = alone();
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     let started = Instant::now();

@@ -2,6 +2,8 @@
 //! answer takes a fixed time (the Rust mock server), the offered rate kept when the server
 //! keeps up, and corrected latency growing past uncorrected when it cannot.
 
+use crate::common::alone;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -37,6 +39,7 @@ fn p99(xs: impl Iterator<Item = f64>) -> f64 {
 
 #[test]
 fn closed_loop_throughput_obeys_littles_law() {
+    let _alone = alone();
     let server = MockHttp::start("127.0.0.1:0".parse().unwrap()).unwrap();
     // 50 connections, each answer 100 ms: at most 50 / 0.1 s = 500 per second. Every request
     // takes at least 100 ms, so 2 s hold at most 20 per connection plus the one in flight.
@@ -59,6 +62,7 @@ fn closed_loop_throughput_obeys_littles_law() {
 
 #[test]
 fn open_loop_keeps_the_offered_rate_when_the_server_keeps_up() {
+    let _alone = alone();
     let server = MockHttp::start("127.0.0.1:0".parse().unwrap()).unwrap();
     // 20 connections of 10 ms answers carry up to 2,000 per second; 200 are offered.
     let l = load(server.addr(), 10.0, 20, 200.0);
@@ -77,6 +81,7 @@ fn open_loop_keeps_the_offered_rate_when_the_server_keeps_up() {
 
 #[test]
 fn corrected_latency_grows_past_uncorrected_when_the_server_cannot_keep_up() {
+    let _alone = alone();
     let server = MockHttp::start("127.0.0.1:0".parse().unwrap()).unwrap();
     // 2 connections of 50 ms answers carry 40 per second; 100 are offered, so requests queue
     // behind their connection: from its send each still takes about 50 ms, from its intended

@@ -1,5 +1,7 @@
 //! Tests of the mock HTTP server fixture, over raw TCP with hand-written HTTP/1.1.
 
+use crate::common::alone;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
@@ -112,6 +114,7 @@ fn stats(conn: &mut Conn) -> serde_json::Value {
 
 #[test]
 fn delay_is_never_early_and_not_much_late() {
+    let _alone = alone();
     let server = MockHttp::start(any_port()).unwrap();
     let mut conn = Conn::open(server.addr());
     assert_eq!(conn.get("/delay/0").status, 200); // connection set up, not timed
@@ -126,6 +129,7 @@ fn delay_is_never_early_and_not_much_late() {
 
 #[test]
 fn fractional_delay_is_never_early() {
+    let _alone = alone();
     let server = MockHttp::start(any_port()).unwrap();
     let mut conn = Conn::open(server.addr());
     for _ in 0..5 {
@@ -140,6 +144,7 @@ fn fractional_delay_is_never_early() {
 
 #[test]
 fn body_size_is_exact() {
+    let _alone = alone();
     let server = MockHttp::start(any_port()).unwrap();
     let mut conn = Conn::open(server.addr());
     for n in [0usize, 1, 1000, 65_537, 1 << 20] {
@@ -158,6 +163,7 @@ fn body_size_is_exact() {
 
 #[test]
 fn status_code_is_honoured() {
+    let _alone = alone();
     let server = MockHttp::start(any_port()).unwrap();
     let mut conn = Conn::open(server.addr());
     for status in [200u16, 201, 404, 500, 503] {
@@ -173,6 +179,7 @@ fn status_code_is_honoured() {
 
 #[test]
 fn keep_alive_serves_two_requests_on_one_connection() {
+    let _alone = alone();
     let server = MockHttp::start(any_port()).unwrap();
     let mut conn = Conn::open(server.addr());
     let first = conn.get("/delay/1?bytes=5");
@@ -188,6 +195,7 @@ fn keep_alive_serves_two_requests_on_one_connection() {
 
 #[test]
 fn pipelined_requests_are_answered_in_order() {
+    let _alone = alone();
     let server = MockHttp::start(any_port()).unwrap();
     let mut conn = Conn::open(server.addr());
     conn.send("GET", "/delay/20?bytes=1");
@@ -198,6 +206,7 @@ fn pipelined_requests_are_answered_in_order() {
 
 #[test]
 fn counter_counts_delay_requests_only() {
+    let _alone = alone();
     let server = MockHttp::start(any_port()).unwrap();
     let mut conn = Conn::open(server.addr());
     for _ in 0..3 {
@@ -218,6 +227,7 @@ fn counter_counts_delay_requests_only() {
 
 #[test]
 fn count_is_visible_once_the_response_is_read() {
+    let _alone = alone();
     let server = MockHttp::start(any_port()).unwrap();
     let before = server.requests_served();
     assert_eq!(get(server.addr(), "/delay/30").status, 200);
@@ -226,6 +236,7 @@ fn count_is_visible_once_the_response_is_read() {
 
 #[test]
 fn bad_queries_are_400_with_one_line() {
+    let _alone = alone();
     let server = MockHttp::start(any_port()).unwrap();
     let mut conn = Conn::open(server.addr());
     for target in [
@@ -251,6 +262,7 @@ fn bad_queries_are_400_with_one_line() {
 
 #[test]
 fn port_in_use_names_the_address_and_the_fix() {
+    let _alone = alone();
     let taken = TcpListener::bind(any_port()).unwrap();
     let addr = taken.local_addr().unwrap();
     let err = MockHttp::start(addr).unwrap_err().to_string();
@@ -266,6 +278,7 @@ fn port_in_use_names_the_address_and_the_fix() {
 
 #[test]
 fn url_and_addr_agree() {
+    let _alone = alone();
     let server = MockHttp::start(any_port()).unwrap();
     assert_ne!(server.addr().port(), 0);
     assert_eq!(
@@ -276,6 +289,7 @@ fn url_and_addr_agree() {
 
 #[test]
 fn drop_shuts_down_even_with_an_idle_keep_alive_connection() {
+    let _alone = alone();
     let server = MockHttp::start(any_port()).unwrap();
     let addr = server.addr();
     let mut conn = Conn::open(addr);
@@ -295,6 +309,7 @@ fn drop_shuts_down_even_with_an_idle_keep_alive_connection() {
 
 #[test]
 fn drop_lets_an_in_flight_request_finish() {
+    let _alone = alone();
     let server = MockHttp::start(any_port()).unwrap();
     let mut conn = Conn::open(server.addr());
     conn.send("GET", "/delay/200?bytes=4");
@@ -306,6 +321,7 @@ fn drop_lets_an_in_flight_request_finish() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_runs_on_a_given_listener_until_shutdown() {
+    let _alone = alone();
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let listener = tokio::net::TcpListener::bind(any_port()).await.unwrap();

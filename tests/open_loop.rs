@@ -1,21 +1,15 @@
 //! Open-loop load end to end: a stalling server shows in the corrected p99 and not in the
 //! uncorrected one; a `--rates` sweep gives every variant its points and knee, the summary's
 //! sweep tables and the load chart; bad `--rates` flags are refused with the fix.
-//!
-//! The two measuring tests take a lock so they do not load this 2-core machine at once.
 
-mod common;
+use crate::common;
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use common::*;
 use serde_json::Value;
 
-static MEASURING: Mutex<()> = Mutex::new(());
-
 fn run(dir: &std::path::Path, extra: &[&str]) -> Value {
-    let _guard = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     bin()
         .args([
             "run",
@@ -53,6 +47,7 @@ fn f(v: &Value, path: &str) -> f64 {
 /// the same request but for the hand-off to a worker and timer lateness: medians within 5 ms.
 #[test]
 fn a_stalled_server_grows_the_corrected_p99_not_the_uncorrected_one() {
+    let _alone = alone();
     let (stall_ms, interval_ms) = (1000.0, 20.0);
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
@@ -133,6 +128,7 @@ fn a_stalled_server_grows_the_corrected_p99_not_the_uncorrected_one() {
 
 #[test]
 fn a_rate_sweep_gives_each_variant_points_a_knee_a_table_and_a_chart() {
+    let _alone = alone();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let r = run(
@@ -221,6 +217,7 @@ fn refused(args: &[&str], needles: &[&str]) {
 
 #[test]
 fn bad_rates_are_refused_with_the_fix() {
+    let _alone = alone();
     refused(
         &["run", "--scenario", "io_http", "--rates", "12.5"],
         &["--rates", "'12.5' is not a rate", "--rates auto"],

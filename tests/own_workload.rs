@@ -3,7 +3,7 @@
 //! and its cells reach results.json and summary.md. Bad names, clashes and broken catalogues
 //! get one line and exit 2; a scenario's own `requirements` are installed once.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;
@@ -30,6 +30,7 @@ fn one_line_error(cmd: &mut assert_cmd::Command) -> String {
 
 #[test]
 fn a_new_scenario_outside_the_repository_runs_with_catalogue_and_reaches_the_report() {
+    let _alone = alone();
     let tmp = tempfile::tempdir().unwrap();
     assert!(!tmp.path().starts_with(root()), "outside the repository");
     let mine = tmp.path().join("mine");
@@ -96,6 +97,7 @@ fn a_new_scenario_outside_the_repository_runs_with_catalogue_and_reaches_the_rep
 
 #[test]
 fn a_second_scenario_is_appended_and_a_name_taken_is_refused() {
+    let _alone = alone();
     let tmp = tempfile::tempdir().unwrap();
     new_scenario("first_one", tmp.path());
     new_scenario("second_one", tmp.path());
@@ -127,6 +129,7 @@ fn a_second_scenario_is_appended_and_a_name_taken_is_refused() {
 
 #[test]
 fn bad_names_are_one_line_and_exit_2() {
+    let _alone = alone();
     let tmp = tempfile::tempdir().unwrap();
     for (name, needle) in [
         ("2fast", "not an identifier"),
@@ -148,6 +151,7 @@ fn bad_names_are_one_line_and_exit_2() {
 
 #[test]
 fn clashing_missing_and_malformed_user_catalogues_are_one_line_and_exit_2() {
+    let _alone = alone();
     let tmp = tempfile::tempdir().unwrap();
     let write = |name: &str, text: &str| {
         let f = tmp.path().join(name);
@@ -228,6 +232,7 @@ fn envs(venvs: &Path, catalogue: &Path) -> assert_cmd::Command {
 
 #[test]
 fn a_scenarios_requirements_are_installed_once_and_a_bad_one_is_one_line() {
+    let _alone = alone();
     let tmp = tempfile::tempdir().unwrap();
     let venvs = tmp.path().join("venvs");
     // The lab's own pin of idna (a dependency-free wheel that uv has cached after `make envs`).
@@ -289,6 +294,7 @@ fn a_scenarios_requirements_are_installed_once_and_a_bad_one_is_one_line() {
 
 #[test]
 fn a_time_budget_holds_and_stops_what_it_cannot_settle() {
+    let _alone = alone();
     // Two variants doing the same thing: with no noise band they never settle, so only the
     // budget (well before 40 rounds) stops them.
     let tmp = tempfile::tempdir().unwrap();
@@ -314,8 +320,8 @@ fn a_time_budget_holds_and_stops_what_it_cannot_settle() {
             "--noise-threshold",
             "0",
         ])
-        // Budget mechanics, not interference: a busy round (this file's other test runs
-        // beside it) would settle the comparison as inconclusive.
+        // Budget mechanics, not interference: a round another program made busy would settle
+        // the comparison as inconclusive.
         .args(["--max-foreign-cores", "100"])
         .args(["--python", "3.12", "--catalogue"])
         .arg(&catalogue)

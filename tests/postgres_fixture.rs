@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::test_name;
+
 use asynclab::services::postgres::orphans::{Owner, DIR_PREFIX, OWNER_FILE};
 use asynclab::services::postgres::seed::{AUTHORS_ROWS, BOOKS_PER_AUTHOR, BOOKS_ROWS, ITEMS_ROWS};
 use asynclab::services::postgres::{
@@ -214,7 +216,7 @@ fn external_without_database_url_names_it() {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "helper_external_without_database_url",
+            test_name(module_path!(), "helper_external_without_database_url").as_str(),
             "--ignored",
             "--test-threads=1",
         ])
@@ -254,7 +256,7 @@ fn spawn_cluster_owner() -> (std::process::Child, PathBuf) {
     use std::io::BufRead;
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
-            "helper_owns_a_cluster_until_killed",
+            test_name(module_path!(), "helper_owns_a_cluster_until_killed").as_str(),
             "--exact",
             "--ignored",
             "--nocapture",

@@ -1,7 +1,7 @@
 //! Progress while `run` measures: on a pseudo-terminal a live `done/total runs` bar; under
 //! `CI` (or without a terminal) plain lines prefixed `[n/total]`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

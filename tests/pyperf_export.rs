@@ -2,7 +2,7 @@
 //! `compare_to` on two real runs (`tests/data/results/quick.json` and `two_pythons.json`,
 //! which share their Python 3.12.1 cells), `stats` and `hist`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

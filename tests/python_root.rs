@@ -3,7 +3,7 @@
 //! like any other worker: within Little's law, with its CPU, memory and the interpreter's
 //! provenance and GIL state recorded.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -11,6 +11,7 @@ use common::*;
 
 #[test]
 fn io_http_on_python_3_14_in_a_debian_root_meets_littles_law() {
+    let _alone = alone();
     let add = bin()
         .args(["pythons", "add", "3.14"])
         .timeout(Duration::from_secs(900))
@@ -96,6 +97,7 @@ fn io_http_on_python_3_14_in_a_debian_root_meets_littles_law() {
 
 #[test]
 fn versions_debian_does_not_provide_get_one_line() {
+    let _alone = alone();
     let assert = bin()
         .args(["pythons", "add", "3.13", "--venvs", "target/no-roots"])
         .timeout(Duration::from_secs(60))

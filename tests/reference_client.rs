@@ -2,6 +2,8 @@
 //! server, one-line errors for unreachable targets, and an exact checksum against a real local
 //! PostgreSQL cluster.
 
+use crate::common::alone;
+
 use std::net::{Ipv4Addr, SocketAddr};
 
 use asynclab::reference::{self, ClosedLoop};
@@ -19,6 +21,7 @@ fn closed_port() -> u16 {
 
 #[test]
 fn http_throughput_obeys_littles_law() {
+    let _alone = alone();
     let server = MockHttp::start(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).unwrap();
     let url = format!("{}/delay/10?bytes=1024", server.url());
     let load = ClosedLoop {
@@ -66,6 +69,7 @@ fn http_throughput_obeys_littles_law() {
 
 #[test]
 fn http_unreachable_url_is_a_one_line_error_naming_it() {
+    let _alone = alone();
     let url = format!("http://127.0.0.1:{}/delay/10", closed_port());
     let err = reference::http(
         &url,
@@ -103,6 +107,7 @@ fn http_unreachable_url_is_a_one_line_error_naming_it() {
 
 #[test]
 fn postgres_unreachable_is_a_one_line_error_without_the_password() {
+    let _alone = alone();
     let port = closed_port();
     let url = format!("postgresql://someone:secret@127.0.0.1:{port}/somedb");
     let err = reference::postgres(
@@ -123,6 +128,7 @@ fn postgres_unreachable_is_a_one_line_error_without_the_password() {
 
 #[test]
 fn postgres_point_selects_return_every_value() {
+    let _alone = alone();
     let pg = Postgres::provide(PgBackend::Local).expect("local cluster");
     let load = ClosedLoop {
         ops: 2000,
@@ -151,6 +157,7 @@ fn postgres_point_selects_return_every_value() {
 
 #[test]
 fn ids_follow_the_python_sequence() {
+    let _alone = alone();
     use asynclab::reference::postgres::{item_id, item_value};
     // workloads/dbutil.py: item_id(i) = (i * 7919) % 100000 + 1, item_value(id) = (id * 7919) % 100000.
     assert_eq!(item_id(0), 1);

@@ -3,7 +3,7 @@
 //! queries, so no variant can exceed concurrency ÷ (3 × RTT)), the reference client beside it,
 //! the schema, and the report's network section; and the network parameters' one-line errors.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -21,6 +21,7 @@ fn littles_bound_per_s() -> f64 {
 
 #[test]
 fn db_remote_through_a_5_ms_delay_line_obeys_littles_law() {
+    let _alone = alone();
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     bin()
@@ -154,6 +155,7 @@ fn db_remote_through_a_5_ms_delay_line_obeys_littles_law() {
 
 #[test]
 fn network_parameters_get_one_line_errors() {
+    let _alone = alone();
     for (args, needle) in [
         (["--scenario", "db", "--param", "rtt_ms=-1"], "rtt_ms=-1"),
         (

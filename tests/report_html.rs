@@ -8,7 +8,7 @@
 //! report, as tall as the page, must show drawn pixels — not just background — inside each
 //! of those boxes, including coloured ones (bars and curves).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

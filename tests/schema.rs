@@ -3,7 +3,7 @@
 //! types serialize, and the documents validate. Checked on each committed document in
 //! `tests/data/results/` read through the types, and on one with every optional part filled in.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -3,7 +3,7 @@
 //! what its connections allow by Little's law, and the report's crossover stating, from the
 //! run, which kind led at each round trip. Nothing here assumes which kind wins.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ const RTT_MS: f64 = 20.0;
 
 #[test]
 fn the_report_says_which_kind_wins_at_each_round_trip_from_the_run() {
+    let _alone = alone();
     let tmp = tempfile::tempdir().unwrap();
     let cat = tmp.path().join("catalogue.toml");
     std::fs::write(

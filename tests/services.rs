@@ -3,7 +3,7 @@
 //! left running after a normal end, a Ctrl-C or a SIGKILL of the driver. A catalogue of the
 //! test's own names built-in servers, as a user's would.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -53,13 +53,9 @@ fn run_args(cat: &Path, out: &Path) -> Vec<std::ffi::OsString> {
     args
 }
 
-/// The one test of this file that runs servers: the cases share the machine's cores, so they
-/// run in turn.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 #[test]
 fn upstream_calls_obey_littles_law_and_no_server_survives_the_run() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = alone();
     let tmp = tempfile::tempdir().unwrap();
     // 4 s: the run's fixed costs (connecting, the last calls draining) stay a few percent of it.
     let cat = catalogue(tmp.path(), &["gunicorn_sync", "uvicorn"], 4.0);
@@ -136,7 +132,7 @@ fn start_long_run(tmp: &Path) -> std::process::Child {
 
 #[test]
 fn ctrl_c_stops_the_server_under_test() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = alone();
     let tmp = tempfile::tempdir().unwrap();
     let mut child = start_long_run(tmp.path());
     // SAFETY: signalling the child this test started.
@@ -154,7 +150,7 @@ fn ctrl_c_stops_the_server_under_test() {
 
 #[test]
 fn a_sigkilled_drivers_servers_are_gone_by_the_next_start() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = alone();
     let tmp = tempfile::tempdir().unwrap();
     let mut child = start_long_run(tmp.path());
     // SAFETY: signalling the child this test started; no Drop guard of it runs.

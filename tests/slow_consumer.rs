@@ -5,7 +5,7 @@
 //! server must hold what the kernel cannot, never more than it owes. The document meets its
 //! schema, the report names both effects, and the run leaves no server behind.
 
-mod common;
+use crate::common;
 
 use common::*;
 
@@ -41,6 +41,7 @@ const SLACK_MIB: f64 = 2.0;
 
 #[test]
 fn a_blocking_room_stalls_and_a_buffering_one_keeps_what_it_owes() {
+    let _alone = alone();
     let out = tempfile::tempdir().unwrap();
     let catalogue = out.path().join("catalogue.toml");
     std::fs::write(&catalogue, CATALOGUE).unwrap();

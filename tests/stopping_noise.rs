@@ -4,7 +4,7 @@
 //! comparison with its looks, against the fixed five rounds `make run-all` uses. Prints the
 //! rates (`cargo test --release --test stopping_noise -- --nocapture`).
 
-mod common;
+use crate::common;
 
 use asynclab::analysis::comparison::{self, Pairing, Rule};
 use asynclab::results::Results;

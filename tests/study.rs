@@ -2,7 +2,7 @@
 //! CPU-bound work, processes do when cores are free, and a thread costs at least ten times
 //! the memory of a task.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -19,6 +19,7 @@ fn range(cell: &serde_json::Value, metric: &str) -> (f64, f64) {
 
 #[test]
 fn cpu_and_memory_claims_hold() {
+    let _alone = alone();
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("run");
     let output = bin()

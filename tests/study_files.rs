@@ -2,7 +2,7 @@
 //! same parameters, `compare` on the two; malformed study files refused with one line naming
 //! the file and the key; `--dry-run` printing the plan without starting anything.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

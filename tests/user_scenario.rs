@@ -2,7 +2,7 @@
 //! its extras call for: per-operation figures give the per-operation table and chart, with no
 //! change to the lab.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,11 +2,53 @@
 
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
 
 /// The crate root (tests run with it as the working directory).
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The machine to one test of `tests/measuring.rs` at a time (its tests take this first).
+static MACHINE: Mutex<()> = Mutex::new(());
+
+/// Holds the machine for the test that took it; on drop, writes the test's time straight to
+/// stderr, past libtest's capture (which holds only `print!`/`eprint!` output), so a CI log
+/// shows where the time of the measuring tests goes (`.ci/run` lists them).
+pub struct Alone {
+    _machine: MutexGuard<'static, ()>,
+    test: String,
+    started: Instant,
+}
+
+/// Waits until no other measuring test holds the machine and takes it (a test that failed
+/// while holding it leaves it free, not poisoned).
+pub fn alone() -> Alone {
+    let machine = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    Alone {
+        _machine: machine,
+        test: std::thread::current().name().unwrap_or("?").to_string(),
+        started: Instant::now(),
+    }
+}
+
+impl Drop for Alone {
+    fn drop(&mut self) {
+        let s = self.started.elapsed().as_secs_f64();
+        let _ = writeln!(std::io::stderr(), "timed test: {s:.1} s {}", self.test);
+    }
+}
+
+/// The name libtest gives test function `name` of the module whose `module_path!()` is
+/// `module_path`: the path below the crate, for `--exact` in a child process of this binary.
+pub fn test_name(module_path: &str, name: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_crate, below)) => format!("{below}::{name}"),
+        None => name.to_string(),
+    }
 }
 
 /// The built `asynclab` binary.
