@@ -325,6 +325,10 @@ fn constant_load_gives_no_verdict() {
             "--repeats",
             "1",
             "--strict",
+            // One comparison is what "no verdict" needs; contamination is judged run by run,
+            // whatever the variant (the test above has all four).
+            "--variants",
+            "sync,asyncio",
         ],
     );
     drop(load);
@@ -344,7 +348,7 @@ fn constant_load_gives_no_verdict() {
         "no variant recommended on a busy machine: {decision}"
     );
     let r = results(&dir);
-    for v in ["sync", "asyncio", "threads", "multiprocessing"] {
+    for v in ["sync", "asyncio"] {
         let c = cell(&r, v);
         assert!(
             c["summary"]["rounds_without_clean_run"].as_u64().unwrap() > 0,
