@@ -49,8 +49,12 @@ lint: tools
 # Tests that need what not every machine has are #[ignore]d: `cargo test` lists each as ignored
 # with its reason, which names the target below that runs it. Run there, a missing need fails
 # the test. Ignored tests named helper_* are child processes of other tests, never run alone.
+#
+# Four test threads on two cores: the behaviour tests mostly wait on the processes they start,
+# and the measuring ones run one at a time whatever the count (each takes tests/common's
+# alone() first).
 test-rust: envs
-	$(CARGO) test --release --locked
+	RUST_TEST_THREADS=4 $(CARGO) test --release --locked
 
 test-docker: docker-image
 	$(CARGO) test --release --locked --test postgres_container --test hosts_containers --test remote_engine -- --ignored --skip helper_
