@@ -295,8 +295,13 @@ fn a_scenarios_requirements_are_installed_once_and_a_bad_one_is_one_line() {
 #[test]
 fn a_time_budget_holds_and_stops_what_it_cannot_settle() {
     let _alone = alone();
-    // Two variants doing the same thing: with no noise band they never settle, so only the
-    // budget (well before 40 rounds) stops them.
+    // Two variants doing the same thing, which only the budget may stop. With no noise band
+    // they cannot settle as equal; and at α = 1e-9 no look before 18 rounds can call them
+    // different (the smallest two-sided p of n rounds against n is 2 / C(2n, n), and the first
+    // look that can reject spends 60% of α), while 18 rounds time 14.4 s of work (two runs of
+    // 40 calls of 10 ms each), more than the 15 s budget leaves room for beside their starts.
+    // At the default α, equal variants are called different in up to 5% of runs: a correct
+    // lab this test would fail.
     let tmp = tempfile::tempdir().unwrap();
     let mine = tmp.path().join("mine");
     new_scenario("twins", &mine);
@@ -319,6 +324,8 @@ fn a_time_budget_holds_and_stops_what_it_cannot_settle() {
             "15s",
             "--noise-threshold",
             "0",
+            "--alpha",
+            "1e-9",
         ])
         // Budget mechanics, not interference: a round another program made busy would settle
         // the comparison as inconclusive.
