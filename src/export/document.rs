@@ -88,13 +88,15 @@ fn intro(r: &Report) -> Vec<Block> {
         )));
     }
     if let Some(t) = &r.time_account {
-        out.push(Block::Para(time_text(t)));
+        out.push(Block::Para(time_text(t, m.budget_s)));
     }
     out
 }
 
-/// Where the run's time went, from the runs' timelines.
-fn time_text(t: &crate::analysis::time_account::TimeAccount) -> String {
+/// Where the run's time went, from the runs' timelines, and whether the runs alone outlasted
+/// the time budget (whose clock starts earlier, with the services, so a shorter span does not
+/// show that the budget held).
+fn time_text(t: &crate::analysis::time_account::TimeAccount, budget_s: Option<f64>) -> String {
     let part = |s: f64| {
         format!(
             "{} ({:.0}%)",
@@ -102,8 +104,16 @@ fn time_text(t: &crate::analysis::time_account::TimeAccount) -> String {
             100.0 * s / t.span_s.max(1e-9)
         )
     };
+    let over = match budget_s {
+        Some(b) if t.span_s > b => format!(
+            " The runs alone outlasted the time budget ({}) by {}: every cell runs its minimum rounds whatever the budget says, since the budget stops only the rounds past them (`--dry-run` estimates the minimum from the last run).",
+            crate::format::duration_s(b),
+            crate::format::duration_s(t.span_s - b)
+        ),
+        _ => String::new(),
+    };
     format!(
-        "Where the time went: {} runs and {} warm-up runs over {} from the first start to the last exit. Of the measured runs: timed {}, workers' start-up, imports and set-up {}, the driver's readings around the timed region, the result and the exit {}; the warm-up runs {}; between runs (saving results.json, the stopping rule, the reference clients) {}.",
+        "Where the time went: {} runs and {} warm-up runs over {} from the first start to the last exit. Of the measured runs: timed {}, workers' start-up, imports and set-up {}, the driver's readings around the timed region, the result and the exit {}; the warm-up runs {}; between runs (saving results.json, the stopping rule, the reference clients) {}.{over}",
         t.runs,
         t.warmups,
         crate::format::duration_s(t.span_s),
@@ -320,5 +330,39 @@ pub fn build(r: &Report) -> Doc {
         title: "asynclab results".into(),
         intro: intro(r),
         sections,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_text;
+    use crate::analysis::time_account::TimeAccount;
+
+    fn account(span_s: f64) -> TimeAccount {
+        TimeAccount {
+            runs: 10,
+            warmups: 2,
+            span_s,
+            timed_s: span_s / 2.0,
+            startup_s: span_s / 4.0,
+            around_s: span_s / 8.0,
+            warmup_s: span_s / 16.0,
+            between_s: span_s / 16.0,
+        }
+    }
+
+    #[test]
+    fn runs_that_outlast_the_budget_say_by_how_much() {
+        let text = time_text(&account(666.0), Some(480.0));
+        assert!(
+            text.contains("outlasted the time budget (8.0 min) by 3.1 min"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn runs_within_the_budget_or_without_one_say_nothing_of_it() {
+        assert!(!time_text(&account(470.0), Some(480.0)).contains("budget"));
+        assert!(!time_text(&account(666.0), None).contains("budget"));
     }
 }
