@@ -2,11 +2,11 @@
 //! python|loop BASE_VALUE NEW_VALUE` (two interpreters or event loops within one run).
 //!
 //! Cells are matched by (scenario, variant, parameters, python) — minus the dimension being
-//! compared with `--by`. For each pair the per-run values of one metric are compared: the
-//! ratio of medians NEW / BASE with a bootstrap 95 % interval (paired by round within one run,
-//! where rounds interleave the cells; unpaired between runs, whose rounds share nothing), the
-//! p of a two-sided Mann–Whitney U test and the verdict, all from the report's one comparison
-//! producer (`analysis::comparison`): significant means the test at α (`--alpha`, default
+//! compared with `--by`. For each pair the per-run values of one metric are compared by the
+//! report's one comparison producer (`analysis::comparison`): within one run, where rounds
+//! interleave the cells, round by round (the paired t test on per-round log ratios); between
+//! runs, whose rounds share nothing, the ratio of medians with an unpaired bootstrap interval
+//! and a Mann–Whitney U test. Significant means the test at α (`--alpha`, default
 //! 0.05 as in the report) and the interval wholly beyond the runs' noise band. A cell
 //! **regresses** when it is worse than BASE by more than the threshold in the metric's bad
 //! direction *and* that verdict is significant. The gate fails (exit 1) on any regression, and
@@ -381,6 +381,17 @@ pub fn compare_runs(
     })
 }
 
+impl Report {
+    /// How the report's ratios were paired.
+    pub fn pairing(&self) -> Pairing {
+        if self.paired {
+            Pairing::ByRound
+        } else {
+            Pairing::Independent
+        }
+    }
+}
+
 /// Compares two interpreters or event loops within one run, paired by round.
 pub fn compare_within(
     run: &Results,
@@ -514,8 +525,8 @@ pub fn render(r: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "change = NEW/BASE − 1 with {} bootstrap 95% interval; p from a two-sided Mann–Whitney U test; significant = p ≤ {} {}\n",
-        if r.paired { "a paired-by-round" } else { "an unpaired" },
+        "change = NEW/BASE − 1; {}; significant = p ≤ {} {}\n",
+        comparison::method_text(r.pairing()),
         r.rule.alpha,
         r.rule.band_text("the ratio's interval")
     );
@@ -633,6 +644,7 @@ mod tests {
                 paired: false,
             },
             p_value: 0.5,
+            test: crate::stats::significance::MANN_WHITNEY,
             n: (5, 5),
             verdict,
         }

@@ -225,6 +225,10 @@ pub struct Method {
     pub warmups: usize,
     /// Order of cells inside a round.
     pub order: String,
+    /// Seed of the random order within each round (`--order-seed` replays it); absent in
+    /// documents from before rounds were shuffled (their order rotated by one each round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
     /// Whether `--quick` was given.
     pub quick: bool,
     /// CPUs the workers were pinned to (`--cpus`); empty when not pinned.

@@ -1,5 +1,7 @@
-//! The one comparison producer (hyperfine's `relative_speed` idea): a ratio of medians with its
-//! 95 % interval, the Mann–Whitney p, and the [`Verdict`] under one [`Rule`].
+//! The one comparison producer (hyperfine's `relative_speed` idea): a ratio with its 95 %
+//! interval, the test's p, and the [`Verdict`] under one [`Rule`]. Cells of one run are judged
+//! round by round (the paired t test on per-round log ratios); two runs, whose rounds share
+//! nothing, by the Mann–Whitney test.
 //!
 //! The scenario tables' "vs baseline" column, the decision table, the network sweeps, the ADR,
 //! `compare` and the notes under every table get their comparisons and their wording here, so
@@ -16,7 +18,7 @@ use crate::stats::{self, Looks, RatioEstimate};
 /// How a difference is judged: the test's significance level and the noise band.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Rule {
-    /// Significance level of the two-sided Mann–Whitney U test.
+    /// Significance level of the comparison's two-sided test.
     pub alpha: f64,
     /// The smallest difference that counts, as a fraction of the baseline.
     pub noise_threshold: f64,
@@ -93,7 +95,7 @@ impl Rule {
             "its 95% interval excludes 1".to_string()
         };
         format!(
-            "A ratio is *significant* when a two-sided Mann–Whitney U test rejects \"no difference\" at α = {} and {band}. *Within noise*: the test rejects it but the interval reaches into the noise band, a difference too small to survive a second run. *Not significant*: these rounds cannot tell it from no difference. *Too few rounds*: no result could have been significant with this many rounds (3 against 3: the smallest possible p is 0.1); raise `--rounds`. *Inconclusive*: the machine stayed busy through every repeat of some round, so the rounds decide nothing.",
+            "A ratio is the geometric mean of the per-round ratios (each round runs both cells, in a random order); it is *significant* when a two-sided paired t test on the per-round log ratios rejects \"no difference\" at α = {} and {band}. *Within noise*: the test rejects it but the interval reaches into the noise band, a difference too small to survive a second run. *Not significant*: these rounds cannot tell it from no difference. *Too few rounds*: no result could have been significant with this many rounds (fewer than 3 paired rounds); raise `--rounds`. *Inconclusive*: the machine stayed busy through every repeat of some round, so the rounds decide nothing.",
             self.alpha
         )
     }
@@ -144,34 +146,56 @@ pub enum Pairing {
     Independent,
 }
 
-/// A ratio of medians `a / b` with its interval, the test's p and the verdict.
+/// A ratio `a / b` with its interval, the test's p and the verdict.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
-    /// `median(a) / median(b)` with a bootstrap 95 % interval.
+    /// Paired by round: the geometric mean of the per-round ratios with its 95% t interval;
+    /// otherwise `median(a) / median(b)` with a bootstrap 95% interval.
     pub ratio: RatioEstimate,
-    /// The Mann–Whitney test's two-sided p-value.
+    /// The test's two-sided p-value.
     pub p_value: f64,
+    /// Which test gave it ([`stats::PAIRED_T`] or [`stats::significance::MANN_WHITNEY`]).
+    pub test: &'static str,
     /// Values in `a` and in `b`.
     pub n: (usize, usize),
     /// What the rounds say.
     pub verdict: Verdict,
 }
 
-/// Compares values `a` with baseline values `b` under `rule`.
+/// Compares values `a` with baseline values `b` under `rule`. Rounds of one run
+/// ([`Pairing::ByRound`]) are judged by their per-round log ratios ([`stats::paired_log_ratio`]);
+/// samples that share no rounds, or pairs it cannot take (unequal lengths, a value that is not
+/// positive), by the Mann–Whitney test and a bootstrap interval of the ratio of medians.
 pub fn compare(a: &[f64], b: &[f64], pairing: Pairing, rule: Rule) -> Comparison {
-    let ratio = match pairing {
-        Pairing::ByRound => stats::paired_ratio(a, b),
-        Pairing::Independent => stats::independent_ratio(a, b),
+    let paired = match pairing {
+        Pairing::ByRound => stats::paired_log_ratio(a, b),
+        Pairing::Independent => None,
     };
-    let p_value = stats::mann_whitney(a, b).p_value;
-    let beyond = |band: f64| ratio.ci95_low > 1.0 + band || ratio.ci95_high < 1.0 / (1.0 + band);
     let alpha = rule.alpha_for(a.len().min(b.len()));
-    let rejects = p_value <= alpha;
+    let (ratio, p_value, test, smallest_p) = match paired {
+        Some(t) => (
+            t.ratio,
+            t.p_value,
+            stats::PAIRED_T,
+            stats::paired::smallest_p(t.rounds),
+        ),
+        None => (
+            match pairing {
+                Pairing::ByRound => stats::paired_ratio(a, b),
+                Pairing::Independent => stats::independent_ratio(a, b),
+            },
+            stats::mann_whitney(a, b).p_value,
+            stats::significance::MANN_WHITNEY,
+            stats::min_possible_p(a.len(), b.len()),
+        ),
+    };
+    let beyond = |band: f64| ratio.ci95_low > 1.0 + band || ratio.ci95_high < 1.0 / (1.0 + band);
+    let rejects = p_value <= alpha && smallest_p <= alpha;
     let verdict = if rejects && beyond(rule.noise_threshold.max(0.0)) {
         Verdict::Significant
     } else if rejects && beyond(0.0) {
         Verdict::WithinNoise
-    } else if stats::min_possible_p(a.len(), b.len()) > alpha {
+    } else if alpha <= 0.0 || smallest_p > alpha {
         Verdict::TooFewRounds
     } else {
         Verdict::NotSignificant
@@ -179,8 +203,18 @@ pub fn compare(a: &[f64], b: &[f64], pairing: Pairing, rule: Rule) -> Comparison
     Comparison {
         ratio,
         p_value,
+        test,
         n: (a.len(), b.len()),
         verdict,
+    }
+}
+
+/// How [`compare`] judges samples with this pairing, in words: the ratio, its interval and the
+/// test (pairs it cannot take fall back to the unpaired words' test).
+pub fn method_text(pairing: Pairing) -> &'static str {
+    match pairing {
+        Pairing::ByRound => "ratio = the geometric mean of the per-round ratios with a 95% t interval; p from a two-sided paired t test on the per-round log ratios",
+        Pairing::Independent => "ratio = median NEW / median BASE with an unpaired bootstrap 95% interval; p from a two-sided Mann–Whitney U test",
     }
 }
 
@@ -251,9 +285,11 @@ mod tests {
         let c = compare(&faster, &base, by, rule(0.03));
         assert_eq!(c.verdict, Verdict::WithinNoise);
         assert!(!c.verdict.is_significant());
-        // Too few rounds stays too few rounds, band or not.
-        let c = compare(&faster[..3], &base[..3], by, rule(0.03));
+        // Too few rounds stays too few rounds, band or not: two pairs decide nothing, three do.
+        let c = compare(&faster[..2], &base[..2], by, rule(0.0));
         assert_eq!(c.verdict, Verdict::TooFewRounds);
+        let c = compare(&faster[..3], &base[..3], by, rule(0.0));
+        assert_eq!((c.verdict, c.test), (Verdict::Significant, stats::PAIRED_T));
     }
 
     #[test]
@@ -262,14 +298,17 @@ mod tests {
         let faster: Vec<f64> = base.iter().map(|x| x * 1.5).collect();
         let c = compare(&faster, &base, Pairing::ByRound, rule(0.03));
         assert_eq!(c.verdict, Verdict::Significant);
-        // 5 against 5 cannot reach p below 2/252: at α = 0.001 it is too few rounds.
+        // Two runs share no rounds: the rank test's 5 against 5 cannot reach p below 2/252, so
+        // at α = 0.001 it is too few rounds; paired, the same rounds decide.
         let strict = Rule {
             alpha: 0.001,
             noise_threshold: 0.03,
             looks: None,
         };
-        let c = compare(&faster, &base, Pairing::ByRound, strict);
+        let c = compare(&faster, &base, Pairing::Independent, strict);
         assert_eq!(c.verdict, Verdict::TooFewRounds);
+        let c = compare(&faster, &base, Pairing::ByRound, strict);
+        assert_eq!(c.verdict, Verdict::Significant);
     }
 
     #[test]

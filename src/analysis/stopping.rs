@@ -179,3 +179,7 @@ pub fn counts(cells: &[Cell]) -> Option<StopCounts> {
 #[cfg(test)]
 #[path = "stopping_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "host_noise_tests.rs"]
+mod host_noise_tests;

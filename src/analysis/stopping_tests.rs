@@ -85,6 +85,7 @@ fn simulate(ratio: f64, rounds: usize, max_rounds: usize, seed: u64) -> (usize, 
         deadline: None,
         repeats: 0,
         derive: crate::analysis::summary::derive_cell,
+        order_seed: seed,
     };
     let mut exec = Synthetic {
         ratio,

@@ -68,6 +68,8 @@ fn flags(a: &RerunArgs) -> RunArgs {
         repeats: None,
         noise_threshold: None,
         alpha: None,
+        // A rerun draws its own order: it reproduces the run, not its luck.
+        order_seed: None,
         export_json: None,
         export_markdown: None,
         export_csv: None,

@@ -70,13 +70,13 @@ pub fn json(r: &Report) -> Value {
 /// The report as Markdown: a header line, the environment warnings, one table, the gate.
 pub fn markdown(r: &Report) -> String {
     let mut blocks = vec![Block::Para(format!(
-        "Metric `{}` ({}), median over rounds; BASE: {}; NEW: {}; threshold {}%; change = NEW/BASE − 1 with {} bootstrap 95% interval; significant = Mann–Whitney p ≤ {} {}.",
+        "Metric `{}` ({}), median over rounds; BASE: {}; NEW: {}; threshold {}%; change = NEW/BASE − 1; {}; significant = p ≤ {} {}.",
         r.metric.field(),
         if r.metric.higher_is_better() { "higher is better" } else { "lower is better" },
         r.base_name,
         r.new_name,
         r.threshold_pct,
-        if r.paired { "a paired-by-round" } else { "an unpaired" },
+        crate::analysis::comparison::method_text(r.pairing()),
         r.rule.alpha,
         r.rule.band_text("the interval")
     ))];

@@ -17,7 +17,8 @@ use crate::analysis::scenario::{cell_interference, CellInterference, ScenarioRep
 use crate::analysis::Report;
 use crate::format::num;
 use crate::results::CellStatus;
-use crate::stats::{min_possible_p, ALPHA};
+use crate::stats::paired::smallest_p;
+use crate::stats::{ALPHA, MIN_PAIRED_ROUNDS};
 
 /// A chart the record links to.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,9 +94,9 @@ fn drivers(r: &Report) -> Section {
         .map(|(m, sc)| format!("{m}: ranks the options of {}", sc.join(", ")))
         .collect();
     items.push(format!(
-        "a gap counts only when it is significant: a two-sided Mann–Whitney U test at α = {} on the clean rounds, {}",
+        "a gap counts only when it is significant: a two-sided paired t test on the clean rounds' per-round log ratios at α = {}, {}",
         r.rule.alpha,
-        r.rule.band_text("the ratio's paired bootstrap 95% interval")
+        r.rule.band_text("the ratio's 95% t interval")
     ));
     items.push("a setting whose rounds never ran clean (machine busy) recommends nothing".into());
     items.push(
@@ -308,15 +309,14 @@ pub fn caveats(r: &Report) -> Vec<String> {
     let mut too_few: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
     for sc in &r.scenarios {
         let n = m.rounds_of(&sc.name);
-        if min_possible_p(n, n) > ALPHA {
+        if smallest_p(n) > ALPHA {
             too_few.entry(n).or_default().push(&sc.name);
         }
     }
     for (n, names) in too_few {
         items.push(format!(
-            "With {n} rounds ({}) no difference can be significant (smallest possible two-sided p {:.2} > α = {ALPHA}): re-run with `--rounds 5` or more before deciding.",
+            "With {n} round(s) ({}) no difference can be significant (the paired test decides from {MIN_PAIRED_ROUNDS} rounds): re-run with `--rounds 5` or more before deciding.",
             names.join(", "),
-            min_possible_p(n, n)
         ));
     }
     match &m.interference {
@@ -461,8 +461,10 @@ mod tests {
 
     #[test]
     fn too_few_rounds_names_the_scenarios_that_had_them() {
-        // 5 rounds, asyncio_ops 3 of its own (method.scenario_plans).
-        let doc = crate::results::snapshot_fixture();
+        // 5 rounds, asyncio_ops 2 of its own (method.scenario_plans).
+        let mut doc = crate::results::snapshot_fixture();
+        let plan = doc.method.scenario_plans.get_mut("asyncio_ops").unwrap();
+        plan.rounds = 2;
         let report = crate::analysis::analyze(&doc);
         let few: Vec<String> = caveats(&report)
             .into_iter()
@@ -470,10 +472,10 @@ mod tests {
             .collect();
         assert_eq!(few.len(), 1, "{few:?}");
         assert!(
-            few[0].starts_with("With 3 rounds (asyncio_ops) "),
+            few[0].starts_with("With 2 round(s) (asyncio_ops) "),
             "{}",
             few[0]
         );
-        assert!(few[0].contains("p 0.10 "), "{}", few[0]);
+        assert!(few[0].contains("decides from 3 rounds"), "{}", few[0]);
     }
 }

@@ -36,7 +36,7 @@ pub fn section(rows: &[Decision]) -> Option<Section> {
         return None;
     }
     let mut out = Section::new("Decision table", None);
-    out.para("Computed from this run: for each scenario and setting, the variant with the best median, how much better it is than the runner-up (paired bootstrap 95% interval), whether every round of the winner beat every round of the runner-up (larger than the run-to-run spread), and the Mann–Whitney verdict (a lead whose interval reaches within the noise threshold is *within noise*, not significant). Variants that reported errors are left out.");
+    out.para("Computed from this run: for each scenario and setting, the variant with the best median, how much better it is than the runner-up (the geometric mean of the per-round ratios, with its 95% t interval), whether every round of the winner beat every round of the runner-up (larger than the run-to-run spread), and the paired t test's verdict (a lead whose interval reaches within the noise threshold is *within noise*, not significant). Variants that reported errors are left out.");
     let mut t = Table::new([
         "scenario",
         "setting",

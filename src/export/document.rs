@@ -12,9 +12,13 @@ use crate::analysis::Report;
 fn intro(r: &Report) -> Vec<Block> {
     let m = &r.results.method;
     let mut out = vec![Block::Para(format!(
-        "{} rounds after {} warm-up(s), cells interleaved in rotating order, each run a fresh process; medians with min–max over rounds. Ratios are of median throughput with a bootstrap 95% interval paired by round; significance by a two-sided Mann–Whitney U test at α = {}, {}.",
+        "{} rounds after {} warm-up(s), cells interleaved {}, each run a fresh process; medians with min–max over rounds. A ratio is the geometric mean of the per-round ratios with a 95% t interval, each round a pair; significance by a two-sided paired t test on the per-round log ratios at α = {}, {}.",
         crate::analysis::stopping::rounds_text(m.rounds, &r.results.cells),
         m.warmups,
+        match m.order_seed {
+            Some(seed) => format!("in a random order drawn for each round (`--order-seed {seed}`)"),
+            None => "in rotating order".to_string(),
+        },
         r.rule.alpha,
         r.rule.band_text("the interval")
     )), Block::Para(r.rule.verdict_note())];

@@ -1,4 +1,5 @@
-//! Runs cells in interleaved rounds after warm-ups (A B C D, B C D A, ...) and keeps the
+//! Runs cells in interleaved rounds after warm-ups, each round in its own random order (seeded:
+//! `C A D B, B D A C, ...`), and keeps the
 //! results document current after every run. With adaptive rounds, a cell whose comparisons
 //! are settled leaves the rotation; the others go on to the maximum, or until the next round
 //! would end after the plan's deadline (a time budget).
@@ -9,6 +10,7 @@ use super::executor::{Executor, RunError};
 use super::matrix::CellSpec;
 use super::tally::{Event, Tally};
 use crate::results::{AdaptiveRounds, Cell, CellStatus, RoundsStop, StopCause};
+use crate::stats::rng::{seed_for, Rng};
 
 /// Rounds and warm-ups.
 #[derive(Debug, Clone, Copy)]
@@ -28,6 +30,8 @@ pub struct Plan {
     /// Derives a cell's summary from its runs after each measured run (the analysis's rule,
     /// handed to the runner with the plan).
     pub derive: fn(&mut Cell),
+    /// Seed of the cells' order within each round ([`round_order`]; `method.order_seed`).
+    pub order_seed: u64,
 }
 
 impl Plan {
@@ -72,9 +76,18 @@ pub fn new_cell(spec: &CellSpec) -> Cell {
     }
 }
 
-/// The order of cell indices in round `r`: rotated by `r`, so each cell takes each position.
-pub fn round_order(n: usize, r: usize) -> Vec<usize> {
-    (0..n).map(|i| (i + r) % n).collect()
+/// The order of cell indices in pass `r` (warm-ups included) of the batch whose first cell is
+/// `first`: a permutation drawn from `seed`, `first` and `r` (Fisher–Yates). Random rather than
+/// rotated, so under "no difference" either side of a round is as likely to go first, whatever
+/// drifts with the position in a round (what the paired test's symmetry rests on:
+/// `stats::paired`); seeded, so a run's order can be replayed.
+pub fn round_order(n: usize, r: usize, seed: u64, first: &str) -> Vec<usize> {
+    let mut rng = Rng::new(seed_for(&format!("asynclab/order/{seed}/{first}"), &[r]));
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    order
 }
 
 /// Measures `specs` (one scenario's cells) into `cells`, calling the plan's `derive` on a cell
@@ -142,7 +155,8 @@ pub fn run_interleaved(
             break;
         }
         let started = Instant::now();
-        for i in round_order(n, step) {
+        let first = specs.first().map_or("", |s| s.id.as_str());
+        for i in round_order(n, step, plan.order_seed, first) {
             if matches!(cells[i].status, CellStatus::Failed | CellStatus::Skipped)
                 || stopped(&cells[i])
             {
@@ -384,6 +398,7 @@ pub(crate) mod tests {
             deadline: None,
             repeats: 2,
             derive: crate::analysis::summary::derive_cell,
+            order_seed: 7,
         };
         let specs: Vec<CellSpec> = ["a", "b", "c"].iter().map(|v| spec(v)).collect();
         let mut cells: Vec<Cell> = specs.iter().map(new_cell).collect();
@@ -430,6 +445,7 @@ pub(crate) mod tests {
             deadline: None,
             repeats: 2,
             derive: crate::analysis::summary::derive_cell,
+            order_seed: 7,
         };
         let mut tally = Tally {
             done: 0,
@@ -454,12 +470,23 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn rounds_interleave_and_rotate_after_warmups() {
+    fn rounds_interleave_in_a_seeded_random_order_after_warmups() {
         let (exec, cells, saves) = run(None);
         let order: Vec<String> = exec.calls.iter().map(|(v, _)| v.clone()).collect();
+        for pass in order.chunks(3) {
+            let mut sorted = pass.to_vec();
+            sorted.sort();
+            assert_eq!(sorted, ["a", "b", "c"], "every cell once a pass: {order:?}");
+        }
         assert_eq!(
             order,
-            ["a", "b", "c", "b", "c", "a", "c", "a", "b", "a", "b", "c"]
+            run(None)
+                .0
+                .calls
+                .iter()
+                .map(|(v, _)| v.clone())
+                .collect::<Vec<_>>(),
+            "replayed by its seed"
         );
         assert!(
             exec.calls[..3].iter().all(|(_, r)| r.is_none()),
@@ -469,6 +496,26 @@ pub(crate) mod tests {
             .iter()
             .all(|c| c.runs.len() == 3 && c.status == CellStatus::Ok));
         assert_eq!(saves, 12 + 1, "saved after every run and at the end");
+    }
+
+    #[test]
+    fn every_cell_goes_first_about_as_often() {
+        // 3,000 passes of 3 cells: each first in a third of them, within 3 standard errors.
+        let mut first = [0usize; 3];
+        for seed in 0..300 {
+            for r in 0..10 {
+                first[round_order(3, r, seed, "x")[0]] += 1;
+            }
+        }
+        let sd = (3000.0f64 * (1.0 / 3.0) * (2.0 / 3.0)).sqrt();
+        for f in first {
+            assert!((f as f64 - 1000.0).abs() < 3.0 * sd, "{first:?}");
+        }
+        assert_ne!(
+            round_order(5, 0, 1, "x"),
+            round_order(5, 0, 1, "y"),
+            "batches differ"
+        );
     }
 
     #[test]
@@ -545,6 +592,7 @@ pub(crate) mod tests {
             deadline,
             repeats: 0,
             derive: crate::analysis::summary::derive_cell,
+            order_seed: 7,
         };
         let mut tally = Tally {
             done: 0,

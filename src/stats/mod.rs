@@ -9,8 +9,10 @@
 //!   standard deviation, coefficient of variation.
 //! * [`bootstrap`] — the bootstrap intervals, including [`paired_ratio`], which resamples
 //!   rounds as pairs because rounds interleave the variants.
-//! * [`significance`] — [`mann_whitney`] and [`min_possible_p`]; the verdict built on them is
-//!   `analysis::comparison`'s.
+//! * [`paired`] — [`paired_log_ratio`]: the per-round log ratios of two cells of one run, with
+//!   a t test and interval, and the [`paired::resolution`] such rounds give.
+//! * [`significance`] — [`mann_whitney`] and [`min_possible_p`], for samples that share no
+//!   rounds (two runs); the verdict built on both is `analysis::comparison`'s.
 //! * [`sequential`] — [`Looks`]: how adaptive rounds split α over their looks.
 //! * [`outliers`] — [`modified_z_outliers`] and the report's [`warnings`].
 //! * [`hdr`] — latency distributions as HdrHistograms (µs, 3 significant digits, V2 base64).
@@ -18,6 +20,7 @@
 pub mod bootstrap;
 pub mod hdr;
 pub mod outliers;
+pub mod paired;
 pub mod percentile;
 pub mod rng;
 pub mod sequential;
@@ -32,6 +35,7 @@ pub use bootstrap::{independent_ratio, paired_ratio, RatioEstimate, RESAMPLES};
 pub use outliers::{
     modified_z_outliers, round_warnings, warnings, Cause, RoundWarning, OUTLIER_THRESHOLD,
 };
+pub use paired::{paired_log_ratio, PairedTest, MIN_PAIRED_ROUNDS, PAIRED_T};
 pub use percentile::{median, percentile, percentiles_sorted};
 pub use sequential::Looks;
 pub use significance::{

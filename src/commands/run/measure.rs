@@ -44,7 +44,9 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
         method: Method {
             rounds: first.rounds,
             warmups: first.warmups,
-            order: "interleaved: every cell once per round, order rotated by one each round".into(),
+            order: "interleaved: every cell once per round, in a random order drawn for each round"
+                .into(),
+            order_seed: Some(first.order_seed),
             quick: args.quick,
             cpus: args.cpus.clone(),
             placement: Some(plan.placement.record(services.not_placed())),

@@ -142,10 +142,15 @@ pub struct RunArgs {
     /// between two identical quiet runs here, rounded up].
     #[arg(long, value_name = "FRACTION")]
     pub noise_threshold: Option<f64>,
-    /// Significance level of the two-sided Mann–Whitney U test every verdict uses, strictly
-    /// between 0 and 1 (recorded as `method.alpha`) [default: 0.05].
+    /// Significance level of the two-sided test every verdict uses (the paired t test on
+    /// per-round log ratios), strictly between 0 and 1 (recorded as `method.alpha`) [default:
+    /// 0.05].
     #[arg(long, value_name = "ALPHA")]
     pub alpha: Option<f64>,
+    /// Seed of the random order of the cells within each round, to replay a run's order
+    /// (recorded as `method.order_seed`) [default: drawn from the clock].
+    #[arg(long, value_name = "N")]
+    pub order_seed: Option<u64>,
     /// Also write the results document to FILE (besides the results folder).
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
