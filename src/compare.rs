@@ -18,6 +18,7 @@
 
 pub mod env_diff;
 pub mod formats;
+pub mod reproduce;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -246,6 +247,7 @@ fn rule(alpha: f64, runs: &[&Results]) -> Rule {
             .map(|r| r.method.noise_threshold())
             .fold(0.0, f64::max),
         looks: None,
+        floor: 0.0,
     }
 }
 

@@ -252,7 +252,7 @@ pub fn findings() -> Vec<Finding> {
                 IDLE_WINDOW.as_secs_f64(),
                 p.spread() * 100.0,
                 if p.unsteady() {
-                    format!(", over {:.0}%: the host is slowing this machine now, and ratios would move between runs; wait and re-run doctor", crate::analysis::speed::UNSTEADY_SPREAD * 100.0)
+                    format!(", over {:.0}%: the host's speed moves; runs are judged round by round and state their resolution, and a second run checked with `asynclab compare A B --reproduce` shows what holds", crate::analysis::speed::UNSTEADY_SPREAD * 100.0)
                 } else {
                     String::new()
                 }

@@ -102,6 +102,12 @@ pub struct Results {
     /// what a Python variant's throughput is a fraction of; empty when none ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ceilings: Vec<CeilingRecord>,
+    /// A/A twins: a second copy of a scenario's baseline cell, run in the same rounds, whose
+    /// ratio to it measures what the run can tell apart (`analysis::resolution`); kept apart
+    /// from `cells` so no table, chart or comparison counts them as variants. Empty where none
+    /// ran (`--no-twins`, fewer than 3 rounds, or a document from before twins).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub twins: Vec<Cell>,
     /// Scenarios asked for that did not run because a service they need could not be had
     /// (without `--strict`); empty when every scenario ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -569,6 +575,10 @@ pub struct Cell {
     /// is part of the run's account of where its time went.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warmup_timelines: Vec<Timeline>,
+    /// The id of the cell this one repeats as its A/A twin (the same variant, parameters and
+    /// interpreter, run a second time in every round); absent for every other cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twin_of: Option<String>,
 }
 
 /// A cell measured in adaptive rounds: checked after every round from `min_rounds` on, stopped

@@ -135,7 +135,7 @@ fn two_interpreters_within_one_run() {
     let (code, out) = compare(&[path(&same), "--by", "python", "3.11", "3.12"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("paired-by-round") && out.contains("(3.11.7 → 3.12.1)"),
+        out.contains("paired t test") && out.contains("(3.11.7 → 3.12.1)"),
         "{out}"
     );
     scale_cell(&mut doc, ASYNCIO_312, "throughput_per_s", 0.5);

@@ -371,6 +371,20 @@ fn fully_populated() -> Results {
         knee_rate_per_s: Some(10.0),
         saturated_rate_per_s: None,
     });
+    // Every cell with its A/A twin (the schema describes both lists with one cell type, and a
+    // twin's `twin_of` names its original); one cell also stands as a twin in `cells`, so the
+    // field shows there as it would in a document read by an older lab.
+    r.twins = r
+        .cells
+        .iter()
+        .map(|c| {
+            let mut t = c.clone();
+            t.twin_of = Some(c.id.clone());
+            t.id = format!("{}/twin", c.id);
+            t
+        })
+        .collect();
+    r.cells[0].twin_of = Some(r.cells[0].id.clone());
     r
 }
 

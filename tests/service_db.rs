@@ -89,7 +89,7 @@ rtt_ms = [0, {RTT_MS}]
     // The report states the crossover the analysis finds, at both round trips.
     let refs: Vec<&asynclab::results::Cell> = doc.cells.iter().collect();
     let rule = asynclab::analysis::comparison::Rule::of(&doc.method);
-    let xs = kind_crossovers(&refs, rule);
+    let xs = kind_crossovers(&refs, rule, &Default::default());
     assert_eq!(xs.len(), 1, "one setting: {xs:?}");
     let x = &xs[0];
     assert_eq!(x.axis, "rtt_ms");

@@ -15,6 +15,7 @@ const RULE: Rule = Rule {
     alpha: 0.05,
     noise_threshold: 0.03,
     looks: None,
+    floor: 0.0,
 };
 
 /// Every clean run's throughput over its cell's median, pooled over the closed-loop cells of

@@ -26,6 +26,9 @@ pub struct Rule {
     /// for fixed rounds, where the one look at the end spends all of it.
     #[serde(skip)]
     pub looks: Option<Looks>,
+    /// The run's resolution for the cells compared, as a fraction (`analysis::resolution`): a
+    /// ratio nearer 1 than this is never significant. 0 where no A/A twin measured it.
+    pub floor: f64,
 }
 
 impl Rule {
@@ -36,6 +39,7 @@ impl Rule {
             alpha: method.alpha(),
             noise_threshold: method.noise_threshold(),
             looks: None,
+            floor: 0.0,
         }
     }
 
@@ -95,7 +99,7 @@ impl Rule {
             "its 95% interval excludes 1".to_string()
         };
         format!(
-            "A ratio is the geometric mean of the per-round ratios (each round runs both cells, in a random order); it is *significant* when a two-sided paired t test on the per-round log ratios rejects \"no difference\" at α = {} and {band}. *Within noise*: the test rejects it but the interval reaches into the noise band, a difference too small to survive a second run. *Not significant*: these rounds cannot tell it from no difference. *Too few rounds*: no result could have been significant with this many rounds (fewer than 3 paired rounds); raise `--rounds`. *Inconclusive*: the machine stayed busy through every repeat of some round, so the rounds decide nothing.",
+            "A ratio is the geometric mean of the per-round ratios (each round runs both cells, in a random order); it is *significant* when a two-sided paired t test on the per-round log ratios rejects \"no difference\" at α = {} and {band}. *Within noise*: the test rejects it but the interval reaches into the noise band, or the ratio is nearer 1 than the scenario's resolution (what its A/A twin, the baseline run twice in every round, says this run can tell apart): a difference too small to survive a second run. *Not significant*: these rounds cannot tell it from no difference. *Too few rounds*: no result could have been significant with this many rounds (fewer than 3 paired rounds); raise `--rounds`. *Inconclusive*: the machine stayed busy through every repeat of some round, so the rounds decide nothing.",
             self.alpha
         )
     }
@@ -110,7 +114,8 @@ pub enum Verdict {
     /// These rounds cannot tell the difference from none.
     NotSignificant,
     /// The test rejects "no difference" and the interval excludes 1, but it reaches into the
-    /// noise band: a difference too small to survive a second run.
+    /// noise band, or the ratio lies within the run's resolution ([`Rule::floor`]): a
+    /// difference too small to survive a second run.
     WithinNoise,
     /// No result could have been significant with this many rounds.
     TooFewRounds,
@@ -191,7 +196,8 @@ pub fn compare(a: &[f64], b: &[f64], pairing: Pairing, rule: Rule) -> Comparison
     };
     let beyond = |band: f64| ratio.ci95_low > 1.0 + band || ratio.ci95_high < 1.0 / (1.0 + band);
     let rejects = p_value <= alpha && smallest_p <= alpha;
-    let verdict = if rejects && beyond(rule.noise_threshold.max(0.0)) {
+    let resolved = ratio.ratio.ln().abs() >= rule.floor.max(0.0).ln_1p();
+    let verdict = if rejects && beyond(rule.noise_threshold.max(0.0)) && resolved {
         Verdict::Significant
     } else if rejects && beyond(0.0) {
         Verdict::WithinNoise
@@ -270,6 +276,7 @@ mod tests {
             alpha: stats::ALPHA,
             noise_threshold: t,
             looks: None,
+            floor: 0.0,
         }
     }
 
@@ -304,6 +311,7 @@ mod tests {
             alpha: 0.001,
             noise_threshold: 0.03,
             looks: None,
+            floor: 0.0,
         };
         let c = compare(&faster, &base, Pairing::Independent, strict);
         assert_eq!(c.verdict, Verdict::TooFewRounds);

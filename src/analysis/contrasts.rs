@@ -3,6 +3,7 @@
 //! comparison rule; and which of them answer which row of the published decision framework.
 
 use super::comparison::{self, Comparison, Rule};
+use super::resolution::Floors;
 use crate::catalogue::{Contrast, ContrastFigure, FrameworkRow};
 use crate::results::{Cell, CellStatus, Results, RunRecord};
 
@@ -65,6 +66,7 @@ pub(crate) fn pairs<'a, 'c>(
 /// Every recorded contrast in every setting, in the document's scenario order, then the
 /// contrasts' order, then the cells' order. Failed cells and cells with errors answer nothing.
 pub fn rows(results: &Results, rule: Rule) -> Vec<ContrastRow> {
+    let floors = Floors::of(&super::resolution::twins(results, rule));
     let usable =
         |c: &&Cell| c.status == CellStatus::Ok && c.summary.as_ref().is_some_and(|s| s.errors == 0);
     let mut out = Vec::new();
@@ -85,7 +87,7 @@ pub fn rows(results: &Results, rule: Rule) -> Vec<ContrastRow> {
                 python: new.python.clone(),
                 contrast: contrast.clone(),
                 cells: (new.id.clone(), base.id.clone()),
-                comparison: compare(new, base, contrast.figure, rule),
+                comparison: compare(new, base, contrast.figure, floors.rule(rule, &name)),
             });
         }
     }

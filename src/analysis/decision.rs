@@ -4,6 +4,7 @@
 use super::comparison::{compare, settled, Pairing, Rule, Verdict};
 use super::measured::{busy_machine, paired_rounds, MeasuredRuns};
 use super::ops::version_key;
+use super::resolution::Floors;
 use crate::catalogue::DecideBy;
 use crate::results::{Cell, CellStatus, Results, RunRecord};
 use crate::stats;
@@ -77,6 +78,7 @@ pub(crate) fn best_first<'a>(cells: &[&'a Cell]) -> Vec<&'a Cell> {
 
 /// Computes the table from the measured cells; cells that failed or reported errors are left out.
 pub fn decisions(results: &Results, rule: Rule) -> Vec<Decision> {
+    let floors = Floors::of(&super::resolution::twins(results, rule));
     // Rows by scenario name, then setting in the plan's order (the catalogue's matrix order, so
     // concurrency=5 comes before concurrency=10, which text order would put first), then
     // interpreter, oldest first.
@@ -115,7 +117,7 @@ pub fn decisions(results: &Results, rule: Rule) -> Vec<Decision> {
         let ranked = best_first(&cells);
         let (w, r) = (ranked[0], ranked[1]);
         let (a, b) = paired_rounds(w, r, metric(memory));
-        let rule = rule.for_cells(&[w, r]);
+        let rule = floors.rule(rule, &scenario).for_cells(&[w, r]);
         // Express the ratio as "winner is N× better": throughput w/r, memory r/w.
         let mut cmp = if memory {
             compare(&b, &a, Pairing::ByRound, rule)

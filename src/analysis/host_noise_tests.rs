@@ -30,6 +30,7 @@ const RULE: Rule = Rule {
     alpha: 0.05,
     noise_threshold: 0.03,
     looks: None,
+    floor: 0.0,
 };
 
 fn normal(rng: &mut Rng) -> f64 {

@@ -16,6 +16,7 @@ pub mod like_for_like;
 pub mod measured;
 pub mod network;
 pub mod ops;
+pub mod resolution;
 pub mod roles;
 pub mod runtime;
 pub mod scenario;
@@ -55,6 +56,10 @@ pub struct Report<'a> {
     pub like_for_like: Vec<like_for_like::LikeForLike>,
     /// The decision table's rows.
     pub decisions: Vec<decision::Decision>,
+    /// Each A/A twin against the cell it repeats: what the run could tell apart.
+    pub twins: Vec<resolution::Twin>,
+    /// Each scenario's resolution, the floor its comparisons were judged with.
+    pub floors: resolution::Floors,
     /// Sweeps along the delay line's round trip (`rtt_ms`), with their crossovers.
     pub network: Vec<network::NetworkSweep>,
     /// The Rust reference clients' ceilings, with each variant's fraction of them.
@@ -102,6 +107,8 @@ pub fn scenario_names(results: &Results) -> Vec<String> {
 /// Analyses a results document.
 pub fn analyze(results: &Results) -> Report<'_> {
     let rule = comparison::Rule::of(&results.method);
+    let twins = resolution::twins(results, rule);
+    let floors = resolution::Floors::of(&twins);
     let mut scenarios = Vec::new();
     let mut ops = Vec::new();
     let mut loops = Vec::new();
@@ -118,7 +125,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
             cells,
             results.scenarios.get(&name),
             results.env.cores,
-            rule,
+            floors.rule(rule, &name),
         ));
     }
     let machine_speed = speed::probe_range(&results.cells);
@@ -141,7 +148,7 @@ pub fn analyze(results: &Results) -> Report<'_> {
         scenarios,
         ops,
         loops,
-        service_answers: service_questions::answers(&all_cells, &like_for_like, rule),
+        service_answers: service_questions::answers(&all_cells, &like_for_like, rule, &floors),
         like_for_like,
         sweeps,
         network: network::analyze(&results.cells, &decisions, &results.ceilings),
@@ -151,8 +158,10 @@ pub fn analyze(results: &Results) -> Report<'_> {
         roles: roles::rows(&all_cells),
         fanout: fanout::rows(&all_cells),
         slow_consumers: slow_consumer::rows(&all_cells),
-        service_crossovers: services::kind_crossovers(&all_cells, rule),
+        service_crossovers: services::kind_crossovers(&all_cells, rule, &floors),
         decisions,
+        twins,
+        floors,
         machine_speed,
         time_account: time_account::account(&results.cells),
         warnings,

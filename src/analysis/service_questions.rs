@@ -26,6 +26,7 @@ use super::fanout;
 use super::held::{self, run_p99};
 use super::like_for_like::LikeForLike;
 use super::measured::MeasuredRuns;
+use super::resolution::{Floors, RunRule};
 use super::services::server_kind;
 use crate::catalogue::FrameworkRow;
 use crate::results::{Cell, CellStatus, RunRecord};
@@ -135,10 +136,11 @@ fn answer(
     metric: String,
     figure: fn(&RunRecord) -> f64,
     lower_is_better: bool,
-    rule: Rule,
+    rule: RunRule<'_>,
 ) -> Option<ServiceAnswer> {
     let s = best(cells, "sync", figure, lower_is_better)?;
     let a = best(cells, "async", figure, lower_is_better)?;
+    let rule = rule.at(&a.scenario);
     let async_advantage = if lower_is_better {
         comparison::cells(s, a, figure, rule)
     } else {
@@ -166,7 +168,13 @@ fn endpoint(c: &Cell) -> Option<&str> {
 }
 
 /// Every answer the run's service cells give, questions in the framework's order.
-pub fn answers(all: &[&Cell], like_for_like: &[LikeForLike], rule: Rule) -> Vec<ServiceAnswer> {
+pub fn answers(
+    all: &[&Cell],
+    like_for_like: &[LikeForLike],
+    rule: Rule,
+    floors: &Floors,
+) -> Vec<ServiceAnswer> {
+    let rule = RunRule { rule, floors };
     let usable: Vec<&Cell> = all
         .iter()
         .copied()
@@ -280,7 +288,7 @@ pub fn answers(all: &[&Cell], like_for_like: &[LikeForLike], rule: Rule) -> Vec<
 /// The held-connections question per setting that held [`HELD_MANY`] or more: the servers
 /// that held them all, by RSS per held connection (lower is better). A server whose trickle
 /// failed still counts: what it held is the answer, its trickle's errors are beside it.
-fn held_answers(all: &[&Cell], rule: Rule) -> Vec<ServiceAnswer> {
+fn held_answers(all: &[&Cell], rule: RunRule<'_>) -> Vec<ServiceAnswer> {
     let many =
         |c: &Cell| crate::catalogue::held_connections(&c.params).is_some_and(|n| n >= HELD_MANY);
     by_setting(all, |c| many(c).then(|| held::rows(&[c]).pop()).flatten())
@@ -313,7 +321,7 @@ fn held_answers(all: &[&Cell], rule: Rule) -> Vec<ServiceAnswer> {
 
 /// The WebSocket question per room size: the servers whose room kept up, by the p99 delivery
 /// latency of each run.
-fn realtime_answers(all: &[&Cell], rule: Rule) -> Vec<ServiceAnswer> {
+fn realtime_answers(all: &[&Cell], rule: RunRule<'_>) -> Vec<ServiceAnswer> {
     by_setting(all, |c| fanout::rows(&[c]).pop())
         .iter()
         .filter_map(|group| {
@@ -376,7 +384,7 @@ fn among_qualified(
     metric: String,
     figure: fn(&RunRecord) -> f64,
     none: String,
-    rule: Rule,
+    rule: RunRule<'_>,
 ) -> Option<ServiceAnswer> {
     let (s, a) = (
         best(qualified, "sync", figure, true),
@@ -408,6 +416,7 @@ mod tests {
             alpha: stats::ALPHA,
             noise_threshold: 0.03,
             looks: None,
+            floor: 0.0,
         }
     }
 
@@ -469,7 +478,7 @@ mod tests {
             room_cell("websockets", "async", 20000, 900.0, 0),
         ];
         let refs: Vec<&Cell> = cells.iter().collect();
-        let got = answers(&refs, &[], rule());
+        let got = answers(&refs, &[], rule(), &Floors::default());
         assert!(
             got.iter().all(|a| a.question == Question::Realtime),
             "{got:#?}"
@@ -541,7 +550,7 @@ mod tests {
             held_cell("uvicorn", "async", 100, 100, 5.0),
         ];
         let refs: Vec<&Cell> = cells.iter().collect();
-        let got = answers(&refs, &[], rule());
+        let got = answers(&refs, &[], rule(), &Floors::default());
         let held: Vec<&ServiceAnswer> = got
             .iter()
             .filter(|a| a.question == Question::HeldConnections)
@@ -584,10 +593,11 @@ mod tests {
             cell_at("uvicorn", "async", 20.0, 600.0, 30.0),
         ];
         let refs: Vec<&Cell> = cells.iter().collect();
-        let got: Vec<(Question, String, Option<&str>)> = answers(&refs, &[], rule())
-            .iter()
-            .map(|a| (a.question, a.setting.clone(), a.leader()))
-            .collect();
+        let got: Vec<(Question, String, Option<&str>)> =
+            answers(&refs, &[], rule(), &Floors::default())
+                .iter()
+                .map(|a| (a.question, a.setting.clone(), a.leader()))
+                .collect();
         let db0 = "endpoint=db rtt_ms=0".to_string();
         let db20 = "endpoint=db rtt_ms=20".to_string();
         assert_eq!(

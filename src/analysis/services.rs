@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use super::comparison::{self, Comparison, Rule, Verdict};
 use super::measured::MeasuredRuns;
+use super::resolution::Floors;
 use crate::results::Cell;
 use crate::stats::median;
 
@@ -145,7 +146,7 @@ fn axis_value(c: &Cell, axis: &str) -> f64 {
 
 /// Per scenario, interpreter and setting with closed-loop service cells of both kinds: the
 /// best of each kind at each axis value. Open-loop cells are left to the sweep section.
-pub fn kind_crossovers(cells: &[&Cell], rule: Rule) -> Vec<KindCrossover> {
+pub fn kind_crossovers(cells: &[&Cell], rule: Rule, floors: &Floors) -> Vec<KindCrossover> {
     let closed: Vec<&Cell> = cells
         .iter()
         .copied()
@@ -207,7 +208,7 @@ pub fn kind_crossovers(cells: &[&Cell], rule: Rule) -> Vec<KindCrossover> {
                 at,
                 best_sync: s.variant.clone(),
                 best_async: a.variant.clone(),
-                async_vs_sync: comparison::throughput_vs(a, s, rule),
+                async_vs_sync: comparison::throughput_vs(a, s, floors.rule(rule, &a.scenario)),
             });
         }
         if !points.is_empty() {
@@ -342,6 +343,7 @@ pub(crate) mod tests {
             alpha: crate::stats::ALPHA,
             noise_threshold: 0.03,
             looks: None,
+            floor: 0.0,
         }
     }
 
@@ -354,7 +356,7 @@ pub(crate) mod tests {
             cell("uvicorn", "async", 20.0, 600.0),
         ];
         let refs: Vec<&Cell> = cells.iter().collect();
-        let xs = kind_crossovers(&refs, rule());
+        let xs = kind_crossovers(&refs, rule(), &Floors::default());
         assert_eq!(xs.len(), 1);
         let x = &xs[0];
         assert_eq!(
@@ -375,7 +377,7 @@ pub(crate) mod tests {
             cell("uvicorn", "async", 20.0, 140.0),
         ];
         let refs: Vec<&Cell> = swapped.iter().collect();
-        let f = finding(&kind_crossovers(&refs, rule())[0]);
+        let f = finding(&kind_crossovers(&refs, rule(), &Floors::default())[0]);
         assert!(f.contains("from the lowest setting"), "{f}");
         // Equal throughput: no kind leads.
         let equal = [
@@ -383,7 +385,7 @@ pub(crate) mod tests {
             cell("uvicorn", "async", 0.0, 500.0),
         ];
         let refs: Vec<&Cell> = equal.iter().collect();
-        let f = finding(&kind_crossovers(&refs, rule())[0]);
+        let f = finding(&kind_crossovers(&refs, rule(), &Floors::default())[0]);
         assert!(f.starts_with("No kind led significantly"), "{f}");
     }
 

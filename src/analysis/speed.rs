@@ -86,13 +86,12 @@ impl ProbeRange {
 pub fn warning(p: &ProbeRange) -> Option<String> {
     p.unsteady().then(|| {
         format!(
-            "the machine's speed moved during this run: the machine-speed probe's 5th to 95th percentile took {:.2}–{:.2} ms (median {:.2}, {:.0}% apart, over {} probes): a host slowing this VM shows there even when foreign CPU and steal stay near zero, and ratios measured on it may move by as much between runs; re-run when the probe holds within {:.0}% (`asynclab doctor` shows it)",
+            "the machine's speed moved during this run: the machine-speed probe's 5th to 95th percentile took {:.2}–{:.2} ms (median {:.2}, {:.0}% apart, over {} probes): a host slowing this VM shows there even when foreign CPU and steal stay near zero. What holds on such a machine: verdicts judged round by round (each round runs every cell, in a random order, so what the host did to a round it did to both sides), the run's resolution (its A/A twins), more rounds (`--max-rounds`), and a second run that reproduces the first (`asynclab compare FIRST SECOND --reproduce`); waiting for a quiet machine does not, since this host's speed does not settle",
             p.p5_ms,
             p.p95_ms,
             p.median_ms,
             p.spread() * 100.0,
             p.probes,
-            UNSTEADY_SPREAD * 100.0
         )
     })
 }

@@ -34,7 +34,8 @@ fn pairs(cells: &[Cell], info: &ScenarioInfo, rule: Rule) -> Vec<Pair> {
     let usable: Vec<usize> = (0..cells.len())
         .filter(|&i| {
             let c = &cells[i];
-            matches!(c.status, CellStatus::Running | CellStatus::Ok)
+            c.twin_of.is_none()
+                && matches!(c.status, CellStatus::Running | CellStatus::Ok)
                 && c.summary.as_ref().is_some_and(|s| s.errors == 0)
         })
         .collect();
@@ -92,8 +93,28 @@ fn pairs(cells: &[Cell], info: &ScenarioInfo, rule: Rule) -> Vec<Pair> {
 
 /// For each of `cells` (one scenario's batch): Ok(why) when every comparison it takes part in
 /// is settled, so it may stop; Err(which are open) while one is (fewer than two paired rounds
-/// count as open). A cell in no comparison has nothing more to learn from its rounds.
+/// count as open). A cell in no comparison has nothing more to learn from its rounds. An A/A
+/// twin takes part in none and runs as long as the cell it repeats, so the two stay paired.
 pub fn settle(cells: &[Cell], info: &ScenarioInfo, rule: Rule) -> Vec<Result<String, String>> {
+    let own = own_comparisons(cells, info, rule);
+    cells
+        .iter()
+        .zip(&own)
+        .map(|(c, mine)| {
+            let original = c
+                .twin_of
+                .as_ref()
+                .and_then(|id| cells.iter().position(|x| &x.id == id));
+            match original {
+                Some(j) => own[j].clone(),
+                None => mine.clone(),
+            }
+        })
+        .collect()
+}
+
+/// [`settle`] for each cell by the comparisons it takes part in itself.
+fn own_comparisons(cells: &[Cell], info: &ScenarioInfo, rule: Rule) -> Vec<Result<String, String>> {
     let pairs = pairs(cells, info, rule);
     (0..cells.len())
         .map(|i| {

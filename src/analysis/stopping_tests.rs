@@ -65,6 +65,7 @@ const RULE: Rule = Rule {
     alpha: 0.05,
     noise_threshold: 0.03,
     looks: None,
+    floor: 0.0,
 };
 
 /// One run of sync and asyncio at `ratio` under `rounds..=max_rounds`: the asyncio cell's

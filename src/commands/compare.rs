@@ -26,7 +26,13 @@ pub struct CompareArgs {
     /// (e.g. `--by python 3.10 3.12`); cells are paired by round.
     #[arg(long, num_args = 3, value_names = ["DIM", "BASE_VALUE", "NEW_VALUE"])]
     pub by: Option<Vec<String>>,
-    /// Significance level of the Mann–Whitney test, between 0 and 1 (the 95% interval is kept).
+    /// Whether NEW reproduces BASE: every verdict each run reached on its own (each variant
+    /// against its baseline, the contrasts, the decision table) agrees in class and sign, and
+    /// the ratios lie within their combined intervals; names each that does not (exit 1).
+    #[arg(long, conflicts_with_all = ["by", "metric", "threshold"])]
+    pub reproduce: bool,
+    /// Significance level of the test between two runs (Mann–Whitney), between 0 and 1 (the
+    /// 95% interval is kept).
     #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
     pub alpha: f64,
     /// Output: text (default), markdown (one table) or json (see `compare::formats`).
@@ -73,6 +79,23 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         alpha: a.alpha,
     };
     let base = crate::analysis::summary::load(&a.base)?;
+    if a.reproduce {
+        let Some(new) = &a.new else {
+            return Err(UsageError::Flag {
+                flag: "--reproduce",
+                message: "needs two runs: asynclab compare FIRST SECOND --reproduce".into(),
+            }
+            .into());
+        };
+        let new_doc = crate::analysis::summary::load(new)?;
+        let r = crate::compare::reproduce::reproduce(&base, &new_doc);
+        let names = (a.base.display().to_string(), new.display().to_string());
+        print!(
+            "{}",
+            crate::compare::reproduce::render(&r, (&names.0, &names.1))
+        );
+        return Ok(if r.reproduced() { 0 } else { 1 });
+    }
     let report = match (&a.by, &a.new) {
         (Some(by), None) => {
             let dim = match by[0].as_str() {

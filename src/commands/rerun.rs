@@ -64,6 +64,7 @@ fn flags(a: &RerunArgs) -> RunArgs {
         pg: a.pg,
         pg_image: a.pg_image.clone(),
         strict: false,
+        no_twins: false,
         max_foreign_cores: None,
         repeats: None,
         noise_threshold: None,

@@ -22,6 +22,7 @@ fn intro(r: &Report) -> Vec<Block> {
         r.rule.alpha,
         r.rule.band_text("the interval")
     )), Block::Para(r.rule.verdict_note())];
+    out.extend(super::resolution_section::blocks(r));
     for (name, p) in &m.scenario_plans {
         out.push(Block::Para(format!(
             "Scenario {name}: {} rounds after {} warm-up(s) (its catalogue default).",

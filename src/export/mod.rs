@@ -18,6 +18,8 @@ mod markdown;
 pub mod markup;
 mod network_tables;
 pub mod pyperf;
+mod resolution_section;
+pub use resolution_section::line as resolution_line;
 mod role_tables;
 mod runtime_tables;
 mod scenario_tables;

@@ -61,6 +61,9 @@ pub fn render(r: &Report) -> String {
         } else {
             writeln!(out, "{}: {question}", sc.name)
         };
+        for t in r.twins.iter().filter(|t| t.scenario == sc.name) {
+            let _ = writeln!(out, "  {}", super::resolution_section::line(t));
+        }
         for c in r.contrasts.iter().filter(|c| c.scenario == sc.name) {
             let ratio = super::scenario_tables::outcome(c.comparison.as_ref());
             let _ = writeln!(

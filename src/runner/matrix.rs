@@ -104,6 +104,8 @@ pub struct CellSpec {
     pub network: Option<Network>,
     /// The service under test of a `loadgen` cell; `None`: a Python worker runs the script.
     pub server: Option<ServerUnderTest>,
+    /// The id of the cell this one repeats as its A/A twin; `None` for every other cell.
+    pub twin_of: Option<String>,
 }
 
 /// What the load generator of a `loadgen` cell starts and drives.
@@ -289,6 +291,7 @@ pub fn expand(
                     cpus: Vec::new(),
                     network,
                     server: None,
+                    twin_of: None,
                 });
             }
         }

@@ -73,6 +73,7 @@ pub fn new_cell(spec: &CellSpec) -> Cell {
         warnings: Vec::new(),
         adaptive: None,
         warmup_timelines: Vec::new(),
+        twin_of: spec.twin_of.clone(),
     }
 }
 
@@ -387,6 +388,7 @@ pub(crate) mod tests {
             cpus: Vec::new(),
             network: None,
             server: None,
+            twin_of: None,
         }
     }
 

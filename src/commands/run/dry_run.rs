@@ -82,9 +82,13 @@ pub fn print(args: &RunArgs, plan: &RunPlan) {
                 None => s_unknown += per_cell,
             }
             let est = each.map_or("unknown".to_string(), |w| format!("~{w:.2} s a run"));
+            let variant = match c.twin_of {
+                Some(_) => format!("{} (A/A twin)", c.variant),
+                None => c.variant.clone(),
+            };
             println!(
                 "  {:<20} python {:<8} {}  ({est})",
-                c.variant,
+                variant,
                 c.python.version,
                 params.join(","),
             );

@@ -85,6 +85,7 @@ pub fn new_document(args: &RunArgs, plan: &RunPlan, services: &Services) -> Resu
         sweeps: Vec::new(),
         invocation: Some(invocation(args, plan)),
         ceilings: Vec::new(),
+        twins: Vec::new(),
         skipped: Vec::new(),
         skipped_pythons: Vec::new(),
     }
@@ -159,8 +160,10 @@ impl Saturation for Knees {
 
 /// What measuring produced: the cells, and the reference clients' ceilings.
 pub struct Measured {
-    /// Every cell measured, also when measuring stopped early.
+    /// Every cell measured, also when measuring stopped early (A/A twins apart).
     pub cells: Vec<Cell>,
+    /// The A/A twins measured.
+    pub twins: Vec<Cell>,
     /// The reference runs of the scenarios with a `ceiling`.
     pub ceilings: Vec<CeilingRecord>,
 }
@@ -193,6 +196,7 @@ pub fn measure(
         },
     };
     let mut measured: Vec<Cell> = Vec::new();
+    let mut twins: Vec<Cell> = Vec::new();
     let mut ceilings: Vec<CeilingRecord> = Vec::new();
     let mut tally = Tally {
         done: 0,
@@ -203,6 +207,7 @@ pub fn measure(
         alpha: args.alpha(),
         noise_threshold: args.noise_threshold(),
         looks: None,
+        floor: 0.0,
     };
     let outcome = (|| -> anyhow::Result<()> {
         let auto = args.rates == Some(sweep::Rates::Auto);
@@ -224,7 +229,10 @@ pub fn measure(
                 let mut settle = |cells: &[Cell]| analysis::stopping::settle(cells, &info, rule);
                 let mut save = |current: &[Cell]| -> anyhow::Result<()> {
                     let mut doc = header.clone();
-                    doc.cells = measured.iter().chain(current.iter()).cloned().collect();
+                    let (now_twins, now_cells): (Vec<&Cell>, Vec<&Cell>) =
+                        current.iter().partition(|c| c.twin_of.is_some());
+                    doc.cells = measured.iter().chain(now_cells).cloned().collect();
+                    doc.twins = twins.iter().chain(now_twins).cloned().collect();
                     doc.ceilings = ceilings.clone();
                     doc.sweeps = analysis::sweep::analyze(&doc.cells);
                     export::write_results(&doc, dir)
@@ -239,7 +247,10 @@ pub fn measure(
                     &mut tally,
                     &mut |t, e| display.show(t, e),
                 );
-                measured.extend(cells);
+                let (new_twins, new_cells): (Vec<Cell>, Vec<Cell>) =
+                    cells.into_iter().partition(|c| c.twin_of.is_some());
+                measured.extend(new_cells);
+                twins.extend(new_twins);
                 r?;
             }
             let refs = ceiling::plans(
@@ -260,6 +271,7 @@ pub fn measure(
                 interrupt::check()?;
                 let mut doc = header.clone();
                 doc.cells = measured.clone();
+                doc.twins = twins.clone();
                 doc.ceilings = ceilings.clone();
                 doc.sweeps = analysis::sweep::analyze(&doc.cells);
                 export::write_results(&doc, dir)?;
@@ -271,6 +283,7 @@ pub fn measure(
     (
         Measured {
             cells: measured,
+            twins,
             ceilings,
         },
         outcome,

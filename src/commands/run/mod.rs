@@ -127,6 +127,10 @@ pub struct RunArgs {
     /// crashed or hung cells do.
     #[arg(long)]
     pub strict: bool,
+    /// Run no A/A twin (a second copy of each scenario's baseline cell in every round): the
+    /// report then states no resolution. For runs that check correctness, not differences.
+    #[arg(long)]
+    pub no_twins: bool,
     /// A run during which other programs used more than this many cores' worth of CPU (or the
     /// hypervisor took as much as steal) is contaminated: kept, repeated, left out [default:
     /// 0.1].

@@ -225,6 +225,9 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
                 });
             }
         }
+        if !args.no_twins && plan.rounds >= crate::stats::MIN_PAIRED_ROUNDS {
+            specs.extend(twins(s, &specs));
+        }
         planned.push(PlannedScenario {
             scenario: s.clone(),
             plan,
@@ -238,6 +241,33 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         harness,
         placement,
     })
+}
+
+/// Suffix of an A/A twin's cell id.
+pub const TWIN_SUFFIX: &str = "/twin";
+
+/// The A/A twins of one scenario's `specs`: for each interpreter, a copy of the first cell of
+/// the baseline variant, run in the same rounds, so its ratio to the original shows what the
+/// run can tell apart (`analysis::resolution`). Only where the scenario ranks its variants by
+/// a figure of the run (throughput or memory) measured closed loop: an open-loop cell's
+/// throughput is the rate it was offered.
+fn twins(s: &Scenario, specs: &[CellSpec]) -> Vec<CellSpec> {
+    if s.decide_by == crate::catalogue::DecideBy::None {
+        return Vec::new();
+    }
+    let base = s.baseline_variant();
+    let mut out: Vec<CellSpec> = Vec::new();
+    for spec in specs {
+        let taken = out.iter().any(|t| t.python.version == spec.python.version);
+        if taken || spec.variant != base || crate::catalogue::offered_rate(&spec.params).is_some() {
+            continue;
+        }
+        let mut twin = spec.clone();
+        twin.id = format!("{}{TWIN_SUFFIX}", spec.id);
+        twin.twin_of = Some(spec.id.clone());
+        out.push(twin);
+    }
+    out
 }
 
 /// `--param` overrides plus `--loop L1,L2` as the `loop` parameter's matrix axis.

@@ -105,6 +105,7 @@ pub fn finish(
     dir: &Path,
 ) -> anyhow::Result<i32> {
     results.cells = measured.cells;
+    results.twins = measured.twins;
     results.ceilings = measured.ceilings;
     analysis::summary::derive(&mut results);
     results.env.load_avg_after = Some(envinfo::load_avg());
