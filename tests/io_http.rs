@@ -19,6 +19,7 @@ fn quick_io_http_meets_littles_law_and_the_schema() {
     let dir = out.path().join("run");
     let started = Instant::now();
     bin()
+        .env_remove("ASYNCLAB_NO_TWINS")
         .args(["run", "--scenario", "io_http", "--quick", "--out"])
         .arg(&dir)
         .timeout(Duration::from_secs(300))
@@ -81,6 +82,30 @@ fn quick_io_http_meets_littles_law_and_the_schema() {
             .iter()
             .all(|w| !w.as_str().unwrap().contains("mock server served")));
     }
+    // The A/A twin: sync again in every round, kept apart from the cells, and within what
+    // a sleep-bound batch allows of its original (its rounds here differ by well under 1%).
+    let twins = r["twins"].as_array().unwrap();
+    assert_eq!(twins.len(), 1, "{twins:?}");
+    assert_eq!(twins[0]["twin_of"], cells[0]["id"]);
+    assert_eq!(
+        twins[0]["runs"].as_array().unwrap().len(),
+        cells[0]["runs"].as_array().unwrap().len(),
+        "the twin runs every round its original runs"
+    );
+    let (t, o) = (
+        twins[0]["summary"]["throughput_per_s"]["median"]
+            .as_f64()
+            .unwrap(),
+        cells[0]["summary"]["throughput_per_s"]["median"]
+            .as_f64()
+            .unwrap(),
+    );
+    assert!((t / o - 1.0).abs() < 0.1, "twin {t}/s against {o}/s");
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("| io_http | sync |") && summary.contains("**Resolution.**"),
+        "{summary}"
+    );
     let sync = &cells[0]["summary"]["latency_ms"];
     let p50 = sync["p50"].as_f64().unwrap();
     assert!(

@@ -222,11 +222,9 @@ fn dry_run_prints_the_plan_and_starts_nothing() {
     ] {
         assert!(stdout.contains(v), "{v}: {stdout}");
     }
-    // The flags override the file: 5 cells and the A/A twin of the baseline × (0 warm-ups + 3
-    // rounds), n=3000, jobs kept.
-    assert!(stdout.contains("sync (A/A twin)"), "{stdout}");
+    // The flags override the file: 5 cells × (0 warm-ups + 3 rounds), n=3000, jobs kept.
     assert!(
-        stdout.contains("6 cells × (0 warm-up + 3 rounds) = 18 runs"),
+        stdout.contains("5 cells × (0 warm-up + 3 rounds) = 15 runs"),
         "{stdout}"
     );
     assert!(
@@ -234,7 +232,7 @@ fn dry_run_prints_the_plan_and_starts_nothing() {
         "{stdout}"
     );
     assert!(stdout.contains("jobs=2"), "{stdout}");
-    assert!(stdout.contains("total: 18 runs"), "{stdout}");
+    assert!(stdout.contains("total: 15 runs"), "{stdout}");
     assert!(stdout.contains("time: "), "{stdout}");
     assert!(
         stdout.contains("rounds = 3"),
@@ -257,7 +255,7 @@ fn dry_run_prints_the_plan_and_starts_nothing() {
     assert!(out.status.success());
     assert!(!out_dir.exists());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("scenario io_http: 5 cells"), "{stdout}"); // 4 variants and the A/A twin
+    assert!(stdout.contains("scenario io_http: 4 cells"), "{stdout}");
     assert!(
         !stdout.contains("mock HTTP") && processes_with(&out_dir.display().to_string()).is_empty()
     );

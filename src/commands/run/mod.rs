@@ -128,8 +128,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub strict: bool,
     /// Run no A/A twin (a second copy of each scenario's baseline cell in every round): the
-    /// report then states no resolution. For runs that check correctness, not differences.
-    #[arg(long)]
+    /// report then states no resolution. For runs that check correctness, not differences
+    /// (the lab's own tests set ASYNCLAB_NO_TWINS=1, but for the one that checks the twins).
+    #[arg(long, env = "ASYNCLAB_NO_TWINS")]
     pub no_twins: bool,
     /// A run during which other programs used more than this many cores' worth of CPU (or the
     /// hypervisor took as much as steal) is contaminated: kept, repeated, left out [default:
