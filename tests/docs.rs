@@ -261,3 +261,66 @@ fn the_self_check_output_quoted_in_the_docs_is_a_committed_runs() {
         );
     }
 }
+
+/// Each findings folder with a second run beside its first (`second/`): the pair reproduces,
+/// and its `reproduce.txt` is what `asynclab compare FIRST SECOND --reproduce` prints.
+#[test]
+fn every_findings_pair_reproduces_as_its_reproduce_txt_says() {
+    let findings = common::root().join("docs/findings");
+    let mut pairs = 0;
+    for e in std::fs::read_dir(&findings).unwrap().flatten() {
+        let dir = e.path();
+        if !dir.join("second").is_dir() {
+            continue;
+        }
+        let rel = dir.strip_prefix(common::root()).unwrap().to_path_buf();
+        let out = common::bin()
+            .args(["compare", "--reproduce"])
+            .arg(&rel)
+            .arg(rel.join("second"))
+            .output()
+            .unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{} does not reproduce:\n{printed}",
+            rel.display()
+        );
+        let committed = std::fs::read_to_string(dir.join("reproduce.txt")).unwrap_or_default();
+        assert!(
+            committed == printed,
+            "{}/reproduce.txt is not what `asynclab compare {0} {0}/second --reproduce` prints now; paste it:\n{printed}",
+            rel.display()
+        );
+        pairs += 1;
+    }
+    assert!(pairs >= 1, "no findings pair under docs/findings");
+}
+
+/// Two findings pages that compare the same two cells (same scenario, variants, parameters and
+/// interpreter) reach the same verdict class, or docs/findings.md says why they differ (the
+/// line, pasted, under its "Where pages differ" heading).
+#[test]
+fn findings_pages_agree_on_what_they_both_compare_or_say_why() {
+    let findings = common::root().join("docs/findings");
+    let mut docs = Vec::new();
+    for e in std::fs::read_dir(&findings).unwrap().flatten() {
+        let dir = e.path();
+        if dir.is_dir() {
+            let json = common::findings_json(&dir);
+            let doc: asynclab::results::Results = serde_json::from_slice(&json).unwrap();
+            docs.push((dir.file_name().unwrap().to_string_lossy().to_string(), doc));
+        }
+    }
+    docs.sort_by(|a, b| a.0.cmp(&b.0));
+    let index = std::fs::read_to_string(common::root().join("docs/findings.md")).unwrap();
+    let unexplained: Vec<String> = asynclab::compare::reproduce::disagreements(&docs)
+        .into_iter()
+        .filter(|d| !index.contains(d.as_str()))
+        .collect();
+    assert!(
+        unexplained.is_empty(),
+        "findings pages disagree and docs/findings.md does not say why (paste each line under \"Where pages differ\" with the reason):\n{}",
+        unexplained.join("\n")
+    );
+}

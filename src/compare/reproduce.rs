@@ -217,6 +217,65 @@ pub fn reproduce(a: &Results, b: &Results) -> Reproduction {
     }
 }
 
+/// Verdict classes (and the outcome as printed) by the ids of the two cells compared.
+type ByCells = BTreeMap<(String, String), (&'static str, String)>;
+
+/// Each run's verdict class on every comparison of two cells it made (against the baseline, or
+/// a contrast), keyed by the two cells' ids (scenario, variant, every parameter, interpreter).
+fn classes_by_cells(r: &Report) -> ByCells {
+    let mut out = BTreeMap::new();
+    for sc in &r.scenarios {
+        for row in &sc.rows {
+            let VsBaseline::Ratio(c) = &row.vs_baseline else {
+                continue;
+            };
+            let base = sc.rows.iter().find(|b| {
+                matches!(b.vs_baseline, VsBaseline::IsBaseline)
+                    && b.cell.group == row.cell.group
+                    && b.cell.python == row.cell.python
+            });
+            if let Some(b) = base {
+                let key = (row.cell.id.clone(), b.cell.id.clone());
+                out.insert(key, (class(&c.verdict), crate::export::ratio_text(c)));
+            }
+        }
+    }
+    for c in &r.contrasts {
+        if let Some(cmp) = &c.comparison {
+            out.insert(
+                c.cells.clone(),
+                (class(&cmp.verdict), crate::export::ratio_text(cmp)),
+            );
+        }
+    }
+    out
+}
+
+/// Where two of `docs` (name, document) reach different verdict classes on the same
+/// comparison of the same two cells: one line each, "NEW vs BASE: PAGE says ..., PAGE says ...".
+pub fn disagreements(docs: &[(String, Results)]) -> Vec<String> {
+    let reports: Vec<(&str, ByCells)> = docs
+        .iter()
+        .map(|(name, d)| (name.as_str(), classes_by_cells(&analyze(d))))
+        .collect();
+    let mut out = Vec::new();
+    for (i, (na, a)) in reports.iter().enumerate() {
+        for (nb, b) in &reports[i + 1..] {
+            for (key, (ca, ta)) in a {
+                if let Some((cb, tb)) = b.get(key) {
+                    if ca != cb {
+                        out.push(format!(
+                            "{} vs {}: {na} says {ta}, {nb} says {tb}",
+                            key.0, key.1
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The reproduction as text: each comparison with both outcomes, what did not reproduce, the
 /// runs' resolutions, and the conclusion.
 pub fn render(r: &Reproduction, names: (&str, &str)) -> String {

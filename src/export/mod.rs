@@ -20,6 +20,7 @@ mod network_tables;
 pub mod pyperf;
 mod resolution_section;
 pub use resolution_section::line as resolution_line;
+pub use scenario_tables::ratio_text;
 mod role_tables;
 mod runtime_tables;
 mod scenario_tables;
