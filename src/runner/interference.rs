@@ -287,7 +287,10 @@ mod tests {
         busy.kill().unwrap();
         worker.kill().unwrap();
         let _ = (busy.wait(), worker.wait());
-        assert!(i.foreign_cores > 0.5, "a whole busy core is foreign: {i:?}");
+        // A busy loop's CPU is counted as foreign. How much it gets depends on what else runs:
+        // the unit tests share two cores four threads at a time, and a loop beside them was
+        // measured at 0.50 cores; a loop not counted would read about 0.
+        assert!(i.foreign_cores > 0.25, "a busy loop is foreign: {i:?}");
         assert!(i.contaminated && i.reason.is_some(), "{i:?}");
         assert!(i.probe_before_ms > 0.0 && i.probe_after_ms > 0.0);
         let _ = me;
