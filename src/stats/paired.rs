@@ -54,24 +54,14 @@ pub struct PairedTest {
 /// comparison, are computed once (the inversion is a numeric search).
 pub fn t_quantile(df: usize, two_sided: f64) -> f64 {
     static T95: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
-    let invert = |df: usize| {
+    let invert = |df: usize, two_sided: f64| {
         let t = StudentsT::new(0.0, 1.0, df as f64).expect("df >= 1");
         t.inverse_cdf(1.0 - two_sided / 2.0)
     };
-    if two_sided == 0.05 {
-        let table = T95.get_or_init(|| {
-            (1..=256)
-                .map(|d| {
-                    let t = StudentsT::new(0.0, 1.0, d as f64).expect("df >= 1");
-                    t.inverse_cdf(0.975)
-                })
-                .collect()
-        });
-        if let Some(&t) = table.get(df.wrapping_sub(1)) {
-            return t;
-        }
+    if two_sided == 0.05 && (1..=256).contains(&df) {
+        return T95.get_or_init(|| (1..=256).map(|d| invert(d, 0.05)).collect())[df - 1];
     }
-    invert(df)
+    invert(df, two_sided)
 }
 
 /// Two-sided p of a t statistic with `df` degrees of freedom, floored at the smallest positive
