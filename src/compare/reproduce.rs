@@ -1,6 +1,7 @@
 //! Whether a second run reproduces a first (`asynclab compare A B --reproduce`): every verdict
 //! each run reached on its own (each variant against its baseline, the catalogue's contrasts,
-//! the decision table's winner against its runner-up), matched by what it compares, must agree.
+//! the decision table's winner against its runner-up, the service questions' async advantage
+//! and the kind it names), matched by what it compares, must agree.
 //!
 //! **The rule.** A verdict of A is reproduced by B's verdict on the same comparison when
 //! (1) their classes agree (*different*: significant; *not shown different*: not significant,
@@ -134,6 +135,18 @@ fn comparisons(r: &Report) -> BTreeMap<String, Made> {
             verdict: d.verdict.clone(),
         };
         out.insert(what, m);
+    }
+    for a in &r.service_answers {
+        if let Some(c) = &a.async_advantage {
+            let what = format!(
+                "{}: {} ({}), async against sync",
+                a.scenario,
+                a.question.text(),
+                at(&a.setting, &a.python)
+            );
+            let winner = a.leader().map(String::from);
+            out.insert(what.clone(), made(what, winner, c));
+        }
     }
     out
 }

@@ -33,10 +33,24 @@ pub fn line(t: &Twin) -> String {
 /// The method paragraph's resolution: what the twins say, a table of them, and the false
 /// positives among them.
 pub fn blocks(r: &Report) -> Vec<Block> {
+    let unjudged = verdictless(r);
+    let unjudged_note = (!unjudged.is_empty()).then(|| {
+        format!(
+            "{} compare{} no variants by a verdict (their tables give measurements with intervals): no A/A twin runs for {} and no resolution applies.",
+            unjudged.join(", "),
+            if unjudged.len() == 1 { "s" } else { "" },
+            if unjudged.len() == 1 { "it" } else { "them" },
+        )
+    });
     if r.twins.is_empty() {
-        return vec![Block::Para(
+        if unjudged.len() == r.scenarios.len() {
+            return unjudged_note.into_iter().map(Block::Para).collect();
+        }
+        let mut out = vec![Block::Para(
             "No A/A twin ran (`--no-twins`, fewer than 3 rounds, or a document from before twins): this run states no resolution, and only each comparison's own interval says how small a difference it could tell.".into(),
         )];
+        out.extend(unjudged_note.map(Block::Para));
+        return out;
     }
     let mut out = vec![Block::Para(
         "**Resolution.** Each scenario's baseline cell ran a second time in every round as its A/A twin: two copies of one program, so their ratio shows what this run can tell apart. A scenario's resolution is the largest of its twins' (the half-width of the interval such rounds give): differences under it cannot be told apart in this run, and no ratio of that scenario nearer 1 than it is called significant.".into(),
@@ -64,6 +78,7 @@ pub fn blocks(r: &Report) -> Vec<Block> {
         ]);
     }
     out.push(Block::Table(t));
+    out.extend(unjudged_note.map(Block::Para));
     let wrong: Vec<&Twin> = r.twins.iter().filter(|t| t.called_different()).collect();
     if !wrong.is_empty() {
         out.push(Block::Para(format!(
@@ -72,6 +87,19 @@ pub fn blocks(r: &Report) -> Vec<Block> {
             r.twins.len(),
             wrong.iter().map(|t| format!("{} {}", t.scenario, t.variant)).collect::<Vec<_>>().join(", ")
         )));
+    }
+    out
+}
+
+/// The run's scenarios whose variants no verdict compares (`decide_by = "none"`), which have
+/// no twin by design.
+fn verdictless(r: &Report) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in &r.results.cells {
+        let name = format!("`{}`", c.scenario);
+        if c.decide_by == crate::catalogue::DecideBy::None && !out.contains(&name) {
+            out.push(name);
+        }
     }
     out
 }
