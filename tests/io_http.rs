@@ -22,8 +22,8 @@ fn quick_io_http_meets_littles_law_and_the_schema() {
         .env_remove("ASYNCLAB_NO_TWINS")
         // Little's law bounds every run, whatever its length: 20 requests (two full batches of
         // the ten threads or processes) test it as the quick 50 do, and sync's runs, ten with
-        // its A/A twin's, take 20 × 100 ms = 2 s each instead of 5 (this test: 77 s to about
-        // 45 s in CI).
+        // its A/A twin's, take 20 × 100 ms = 2 s each instead of 5 (this test: 77 s to 41 s
+        // here).
         .args([
             "run",
             "--scenario",
