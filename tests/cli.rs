@@ -117,6 +117,21 @@ fn a_room_larger_than_the_machine_allows_is_refused_before_the_run() {
 }
 
 #[test]
+fn a_load_over_no_connections_is_refused_before_the_run() {
+    one_line_error(
+        &[
+            "run",
+            "--scenario",
+            "service",
+            "--param",
+            "connections=0",
+            "--dry-run",
+        ],
+        &["scenario service", "connections = 0", "give 1 or more"],
+    );
+}
+
+#[test]
 fn a_room_of_slow_clients_only_is_refused_before_the_run() {
     one_line_error(
         &[

@@ -59,6 +59,22 @@ fn num(p: &Map<String, Value>, key: &str, default: f64) -> anyhow::Result<f64> {
     }
 }
 
+/// A parameter without which the load sends nothing or cannot end: refused when 0 (or less
+/// than `least`), so a bad value stops the plan instead of starting runs that measure nothing.
+fn positive(
+    p: &Map<String, Value>,
+    key: &str,
+    default: f64,
+    least: f64,
+    what: &str,
+) -> anyhow::Result<f64> {
+    let v = num(p, key, default)?;
+    if v < least {
+        anyhow::bail!("parameter {key} = {v}: give {least} or more ({what})");
+    }
+    Ok(v)
+}
+
 /// The cores a server's `cores` rules ("2*cores+1") count: the CPUs it is pinned to, or every
 /// CPU this process may use when it is not pinned.
 pub(crate) fn server_cores(server_cpus: &[usize]) -> usize {
@@ -153,18 +169,42 @@ impl Cell {
             broadcast_delay_ms: num(p, "broadcast_delay_ms", 0.0)?,
             drain: Duration::from_secs_f64(num(p, "drain_s", 10.0)?),
             endpoint,
-            connections: (num(p, "connections", 10.0)? as usize).max(1),
+            connections: positive(
+                p,
+                "connections",
+                10.0,
+                1.0,
+                "the connections the load is sent over",
+            )? as usize,
             rate_per_s,
             hold,
             hold_idle: Duration::from_secs_f64(num(p, "hold_s", 1.0)?),
-            open_within: Duration::from_secs_f64(num(p, "open_within_s", 20.0)?.max(0.1)),
+            open_within: Duration::from_secs_f64(positive(
+                p,
+                "open_within_s",
+                20.0,
+                0.1,
+                "seconds to open the held connections in",
+            )?),
             keep_alive_s: match num(p, "keep_alive_s", 0.0)?.ceil() as u64 {
                 0 => None,
                 s => Some(s),
             },
-            duration: Duration::from_secs_f64(num(p, "duration_s", 5.0)?.max(0.1)),
+            duration: Duration::from_secs_f64(positive(
+                p,
+                "duration_s",
+                5.0,
+                0.1,
+                "seconds of timed load",
+            )?),
             warmup: Duration::from_secs_f64(num(p, "warmup_s", 1.0)?),
-            timeout: Duration::from_secs_f64(num(p, "request_timeout_s", 10.0)?.max(0.1)),
+            timeout: Duration::from_secs_f64(positive(
+                p,
+                "request_timeout_s",
+                10.0,
+                0.1,
+                "seconds a request may take",
+            )?),
             workers,
             threads: count("threads", &server.threads)?,
             db_pool,
@@ -342,6 +382,24 @@ mod tests {
 
     fn params(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_load_that_would_send_nothing_is_refused() {
+        for (key, value) in [
+            ("connections", 0.0),
+            ("duration_s", 0.0),
+            ("request_timeout_s", 0.0),
+            ("open_within_s", 0.0),
+        ] {
+            let err = Cell::read(&params(json!({ key: value })), &server(), 2)
+                .err()
+                .unwrap_or_else(|| panic!("{key} = {value} was taken"))
+                .to_string();
+            assert!(err.contains(&format!("parameter {key} = 0")), "{err}");
+        }
+        let one = Cell::read(&params(json!({"connections": 1})), &server(), 2).unwrap();
+        assert_eq!(one.connections, 1);
     }
 
     #[test]
