@@ -102,7 +102,11 @@ test-db: envs
 	$(BIN) run --scenario db,latency_tail,greenlet_trap --quick --rounds 1 --warmups 0 --strict --max-foreign-cores 100 --python $(PYTHONS) --out results/test-db-$$(date +%Y%m%d-%H%M%S)
 	$$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1) -m pytest -q -rs --durations=5 $(DB_PYTESTS)
 
-test: lint test-rust test-py test-db
+# TEST_LINT is the lint `make test` runs first: `lint` (clippy, rustfmt, ruff) unless told
+# otherwise. `.ci/run` has linted already (clippy inside its release build, then lint-source),
+# and gives TEST_LINT= so that clippy does not check the lab again in a build of its own.
+TEST_LINT ?= lint
+test: $(TEST_LINT) test-rust test-py test-db
 
 # Accept the current outputs as the snapshot tests' snapshots (src/export/snapshots/), after a
 # change of wording or figures; `git diff` shows what changed (docs/testing.md).
