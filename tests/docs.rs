@@ -291,7 +291,7 @@ fn pasted_summaries_are_what_the_lab_prints_for_their_committed_runs() {
 }
 
 /// A page's quotes of committed files: each `<!-- quoted from PATH -->` line and the `> `
-/// lines after it, as (path, quoted lines).
+/// lines or table rows (`|`) after it, as (path, quoted lines).
 fn quotes(text: &str) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
     let mut lines = text.lines().peekable();
@@ -300,8 +300,13 @@ fn quotes(text: &str) -> Vec<(String, Vec<String>)> {
             continue;
         };
         let mut quoted = Vec::new();
-        while let Some(q) = lines.peek().and_then(|l| l.strip_prefix("> ")) {
-            quoted.push(q.to_string());
+        let quoted_line = |l: &str| -> Option<String> {
+            l.strip_prefix("> ")
+                .or(l.starts_with('|').then_some(l))
+                .map(String::from)
+        };
+        while let Some(q) = lines.peek().and_then(|l| quoted_line(l)) {
+            quoted.push(q);
             lines.next();
         }
         out.push((path.to_string(), quoted));
@@ -309,8 +314,8 @@ fn quotes(text: &str) -> Vec<(String, Vec<String>)> {
     out
 }
 
-/// Every quote of a committed findings file is in that file, word for word: a page may quote
-/// a figure from a run, never type one.
+/// Every quote of a committed findings file is in that file, word for word (a table as one
+/// block): a page may quote a figure from a run, never type one.
 #[test]
 fn quoted_lines_are_in_the_files_they_quote() {
     let root = common::root();
@@ -326,8 +331,17 @@ fn quoted_lines_are_in_the_files_they_quote() {
                     file.display()
                 ));
             }
+            // A table is quoted whole: its rows, in order, as one block of the source.
+            let table = quoted.first().is_some_and(|q| q.starts_with('|'));
+            if table && !source.contains(&quoted.join("\n")) {
+                wrong.push(format!(
+                    "{}: this table is not one of {path}'s; paste it again from there:\n{}",
+                    file.display(),
+                    quoted.join("\n")
+                ));
+            }
             for q in quoted {
-                if !source.contains(&q) {
+                if !table && !source.contains(&q) {
                     wrong.push(format!("{}: not in {path}: {q}", file.display()));
                 }
                 count += 1;
@@ -347,35 +361,23 @@ fn quoted_lines_are_in_the_files_they_quote() {
 
 #[test]
 fn the_paste_and_quote_checks_see_their_markers() {
-    let text = "a\n<!-- asynclab report docs/findings/x -->\n```\nl1\nl2\n```\n<!-- quoted from docs/f.md -->\n> one\n> two\nafter\n";
+    let text = "a\n<!-- asynclab report docs/findings/x -->\n```\nl1\nl2\n```\n<!-- quoted from docs/f.md -->\n> one\n> two\nafter\n<!-- quoted from docs/g.md -->\n| a | b |\n|---|---|\n\n| not |\n";
     assert_eq!(
         pastes(text),
         [("docs/findings/x".to_string(), "l1\nl2".to_string())]
     );
     assert_eq!(
         quotes(text),
-        [(
-            "docs/f.md".to_string(),
-            vec!["one".to_string(), "two".to_string()]
-        )]
-    );
-}
-
-#[test]
-fn the_readmes_per_version_table_is_the_one_on_its_committed_page() {
-    let page =
-        std::fs::read_to_string(common::root().join("docs/findings/versions/summary.md")).unwrap();
-    let table: Vec<&str> = page
-        .lines()
-        .skip_while(|l| !l.starts_with("| operation | 3.10"))
-        .take_while(|l| l.starts_with('|'))
-        .collect();
-    assert!(table.len() > 2, "no per-version table on the versions page");
-    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
-    assert!(
-        readme.contains(&table.join("\n")),
-        "README.md's per-version table is not the one on docs/findings/versions/summary.md; paste it:\n{}",
-        table.join("\n")
+        [
+            (
+                "docs/f.md".to_string(),
+                vec!["one".to_string(), "two".to_string()]
+            ),
+            (
+                "docs/g.md".to_string(),
+                vec!["| a | b |".to_string(), "|---|---|".to_string()]
+            )
+        ]
     );
 }
 

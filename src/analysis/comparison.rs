@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use super::measured::{busy_machine, paired_rounds};
+use super::measured::{busy_machine, paired_rounds_where};
 use crate::results::{Cell, Method};
 use crate::stats::{self, Looks, RatioEstimate};
 
@@ -253,8 +253,18 @@ pub fn cells(
     figure: impl Fn(&crate::results::RunRecord) -> f64,
     rule: Rule,
 ) -> Option<Comparison> {
+    cells_where(cell, base, |r| Some(figure(r)), rule)
+}
+
+/// [`cells`] on a figure some runs lack (rounds where either run lacks it are left out).
+pub fn cells_where(
+    cell: &Cell,
+    base: &Cell,
+    figure: impl Fn(&crate::results::RunRecord) -> Option<f64>,
+    rule: Rule,
+) -> Option<Comparison> {
     let rule = rule.for_cells(&[cell, base]);
-    let (a, b) = paired_rounds(cell, base, figure);
+    let (a, b) = paired_rounds_where(cell, base, figure);
     let mut c = (a.len() >= 2).then(|| compare(&a, &b, Pairing::ByRound, rule))?;
     if let Some(why) = busy_machine(cell).or_else(|| busy_machine(base)) {
         c.verdict = Verdict::Inconclusive(why);

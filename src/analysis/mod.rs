@@ -118,8 +118,12 @@ pub fn analyze(results: &Results) -> Report<'_> {
             .iter()
             .filter(|c| c.scenario == name)
             .collect();
-        ops.extend(runtime::ops_report(&name, &cells));
-        loops.extend(runtime::loop_report(&name, &cells));
+        ops.extend(runtime::ops_report(&name, &cells, floors.rule(rule, &name)));
+        loops.extend(runtime::loop_report(
+            &name,
+            &cells,
+            floors.rule(rule, &name),
+        ));
         scenarios.push(scenario::analyze(
             &name,
             cells,

@@ -1,9 +1,14 @@
 //! The runtime study's part of the report model, for any scenario whose runs carry the extras
 //! it needs: per-operation cost by interpreter (`extra.ops`), pyperf's cross-check beside it
 //! (`extra.benchmarks`), and event loops compared on a timed batch (`extra.elapsed_ms`).
+//!
+//! Their tables call no verdict, but each ratio they print (an interpreter against the oldest, a
+//! loop against asyncio) is also judged round by round like any comparison of two cells
+//! ([`comparison::cells_where`]), so that a second run can be checked against the first.
 
 use std::collections::BTreeMap;
 
+use super::comparison::{self, Comparison, Rule};
 use super::ops::{
     benchmark_names, has_benchmarks, has_ops, loop_of, op_order, op_stats, pyperf_figure,
     version_key, OpStats, PyperfFigure,
@@ -23,6 +28,8 @@ pub struct OpEntry {
     pub stats: OpStats,
     /// Median over the base interpreter's median (None on the base itself).
     pub vs_base: Option<f64>,
+    /// The same ratio judged round by round (None on the base, or with fewer than two pairs).
+    pub paired: Option<Comparison>,
 }
 
 /// One operation's row of a per-loop table.
@@ -88,6 +95,9 @@ pub enum LoopEntry {
         ms: stats::Summary,
         /// Median over the reference loop's median (None for the reference itself).
         vs_reference: Option<f64>,
+        /// The same ratio judged round by round (None for the reference itself, or with fewer
+        /// than two pairs).
+        paired: Option<Comparison>,
         /// Median peak RSS Δ, MiB.
         peak_rss_delta_mib: Option<f64>,
     },
@@ -160,8 +170,19 @@ fn loops_of(cells: &[&Cell]) -> Vec<String> {
     v
 }
 
-fn ops_table(event_loop: &str, cells: &[&Cell]) -> Option<OpsTable> {
+/// The lab's median ns for `op` in one run.
+fn lab_ns(r: &crate::results::RunRecord, op: &str) -> Option<f64> {
+    r.extra.ops.as_ref()?.get(op)?.ns_per_op_median
+}
+
+fn ops_table(event_loop: &str, cells: &[&Cell], rule: Rule) -> Option<OpsTable> {
     let pythons = pythons_of(cells);
+    let measured = |p: &str| {
+        cells
+            .iter()
+            .copied()
+            .find(|c| c.python == p && !c.runs.is_empty())
+    };
     let by_python: BTreeMap<String, BTreeMap<String, OpStats>> = cells
         .iter()
         .filter(|c| !c.runs.is_empty())
@@ -185,9 +206,16 @@ fn ops_table(event_loop: &str, cells: &[&Cell]) -> Option<OpsTable> {
                 .iter()
                 .map(|p| {
                     let s = by_python.get(p)?.get(op)?;
+                    let paired = match (measured(p), measured(base)) {
+                        (Some(c), Some(b)) if p != base => {
+                            comparison::cells_where(c, b, |r| lab_ns(r, op), rule)
+                        }
+                        _ => None,
+                    };
                     Some(OpEntry {
                         vs_base: base_ns.filter(|_| p != base).map(|b| s.ns_median / b),
                         stats: s.clone(),
+                        paired,
                     })
                 })
                 .collect();
@@ -232,7 +260,7 @@ fn pyperf_rows<'a>(cells: &[&'a Cell], lab: &[&'a Cell]) -> Vec<PyperfRow<'a>> {
 }
 
 /// The per-operation section of a scenario whose cells carry `extra.ops`; None otherwise.
-pub fn ops_report<'a>(name: &str, cells: &[&'a Cell]) -> Option<OpsReport<'a>> {
+pub fn ops_report<'a>(name: &str, cells: &[&'a Cell], rule: Rule) -> Option<OpsReport<'a>> {
     let lab: Vec<&Cell> = cells.iter().copied().filter(|c| has_ops(c)).collect();
     if lab.is_empty() {
         return None;
@@ -241,7 +269,7 @@ pub fn ops_report<'a>(name: &str, cells: &[&'a Cell]) -> Option<OpsReport<'a>> {
         .iter()
         .filter_map(|l| {
             let in_loop: Vec<&Cell> = lab.iter().copied().filter(|c| &loop_of(c) == l).collect();
-            ops_table(l, &in_loop)
+            ops_table(l, &in_loop, rule)
         })
         .collect();
     let mut details: Vec<(String, &Cell, OpStats)> = lab
@@ -276,11 +304,16 @@ pub fn ops_report<'a>(name: &str, cells: &[&'a Cell]) -> Option<OpsReport<'a>> {
     })
 }
 
-/// ms per batch of each measured run: the worker's own `elapsed_ms`, else its timed wall time.
+/// ms per batch of one run: the worker's own `elapsed_ms`, else its timed wall time.
+fn run_ms(r: &crate::results::RunRecord) -> f64 {
+    r.extra.elapsed_ms.unwrap_or(r.inside_wall_s * 1000.0)
+}
+
+/// ms per batch of each measured run.
 fn elapsed_ms(c: &Cell) -> Vec<f64> {
     super::measured::MeasuredRuns::of(c)
         .iter()
-        .map(|r| r.extra.elapsed_ms.unwrap_or(r.inside_wall_s * 1000.0))
+        .map(|r| run_ms(r))
         .collect()
 }
 
@@ -315,7 +348,7 @@ fn row_label(c: &Cell, axes: &[String]) -> String {
 }
 
 /// Event loops compared, for a scenario whose runs carry `extra.elapsed_ms`; None otherwise.
-pub fn loop_report(name: &str, cells: &[&Cell]) -> Option<LoopReport> {
+pub fn loop_report(name: &str, cells: &[&Cell], rule: Rule) -> Option<LoopReport> {
     let timed = cells
         .iter()
         .any(|c| c.runs.iter().any(|r| r.extra.elapsed_ms.is_some()));
@@ -342,7 +375,8 @@ pub fn loop_report(name: &str, cells: &[&Cell]) -> Option<LoopReport> {
                     .copied()
                     .find(|c| row_label(c, &axes) == *v && &c.python == p && loop_of(c) == l)
             };
-            let reference = cell_for(REFERENCE_LOOP)
+            let reference_cell = cell_for(REFERENCE_LOOP).filter(|c| !c.runs.is_empty());
+            let reference = reference_cell
                 .map(|c| stats::median(&elapsed_ms(c)))
                 .filter(|m| m.is_finite());
             let entries = loops
@@ -353,9 +387,13 @@ pub fn loop_report(name: &str, cells: &[&Cell]) -> Option<LoopReport> {
                         let vs_reference = reference
                             .filter(|_| l != REFERENCE_LOOP)
                             .map(|r| ms.median / r);
+                        let paired = reference_cell
+                            .filter(|_| l != REFERENCE_LOOP)
+                            .and_then(|b| comparison::cells(c, b, run_ms, rule));
                         LoopEntry::Measured {
                             ms,
                             vs_reference,
+                            paired,
                             peak_rss_delta_mib: c
                                 .summary
                                 .as_ref()
@@ -390,6 +428,15 @@ mod tests {
     use super::*;
     use serde_json::{json, Value};
 
+    fn test_rule() -> Rule {
+        Rule {
+            alpha: crate::stats::ALPHA,
+            noise_threshold: 0.03,
+            looks: None,
+            floor: 0.0,
+        }
+    }
+
     /// An event_loops cell with one run that took `ms` for its batch.
     fn cell(variant: &str, event_loop: &str, streams: &str, ms: f64) -> Cell {
         let run: Value = json!({"round": 0, "wall_s": 1.0, "inside_wall_s": 1.0, "cpu_s": 1.0,
@@ -415,7 +462,7 @@ mod tests {
             cell("tcp_echo", "rsloop", "stdlib", 500.0),
         ];
         let refs: Vec<&Cell> = cells.iter().collect();
-        let report = loop_report("event_loops", &refs).unwrap();
+        let report = loop_report("event_loops", &refs, test_rule()).unwrap();
         let labels: Vec<&str> = report.rows.iter().map(|r| r.variant.as_str()).collect();
         assert_eq!(
             labels,
@@ -444,12 +491,51 @@ mod tests {
         rsloop.runs.insert(0, busy);
         let cells = [cell("tcp_echo", "asyncio", "native", 700.0), rsloop];
         let refs: Vec<&Cell> = cells.iter().collect();
-        let report = loop_report("event_loops", &refs).unwrap();
+        let report = loop_report("event_loops", &refs, test_rule()).unwrap();
         match &report.rows[0].entries[1] {
             LoopEntry::Measured { vs_reference, .. } => {
                 assert!((vs_reference.unwrap() - 300.0 / 700.0).abs() < 1e-9)
             }
             _ => panic!("rsloop measured"),
         }
+    }
+
+    #[test]
+    fn a_loop_ratio_is_also_judged_round_by_round() {
+        // Each round runs both loops; the host slows a round for both, so the pairs hold.
+        let timed = |event_loop: &str, ms: &[f64]| {
+            let mut c = cell("tcp_echo", event_loop, "native", ms[0]);
+            let first = c.runs[0].clone();
+            c.runs = ms
+                .iter()
+                .enumerate()
+                .map(|(round, &m)| {
+                    let mut r = first.clone();
+                    r.round = round;
+                    r.extra.elapsed_ms = Some(m);
+                    r
+                })
+                .collect();
+            c
+        };
+        let cells = [
+            timed("asyncio", &[700.0, 900.0, 650.0, 1000.0]),
+            timed("uvloop", &[300.0, 390.0, 280.0, 430.0]),
+        ];
+        let refs: Vec<&Cell> = cells.iter().collect();
+        let report = loop_report("event_loops", &refs, test_rule()).unwrap();
+        let LoopEntry::Measured { paired, .. } = &report.rows[0].entries[1] else {
+            panic!("uvloop measured")
+        };
+        let c = paired.as_ref().expect("four paired rounds");
+        assert!((c.ratio.ratio - 0.43).abs() < 0.01, "{c:?}");
+        assert!(c.verdict.is_significant(), "{c:?}");
+        let LoopEntry::Measured { paired, .. } = &report.rows[0].entries[0] else {
+            panic!("asyncio measured")
+        };
+        assert!(
+            paired.is_none(),
+            "the reference is not compared with itself"
+        );
     }
 }

@@ -1,13 +1,17 @@
 //! Whether a second run reproduces a first (`asynclab compare A B --reproduce`): every verdict
 //! each run reached on its own (each variant against its baseline, the catalogue's contrasts,
 //! the decision table's winner against its runner-up, the service questions' async advantage
-//! and the kind it names), matched by what it compares, must agree.
+//! and the kind it names, and the ratios the loop and per-operation tables print, judged round
+//! by round though those tables call no verdict), matched by what it compares, must agree; so
+//! must each answer in words that a table gives instead of a ratio (what a server did with a
+//! slow consumer).
 //!
 //! **The rule.** A verdict of A is reproduced by B's verdict on the same comparison when
 //! (1) their classes agree (*different*: significant; *not shown different*: not significant,
 //! within noise or too few rounds; *inconclusive*), (2) a significant verdict keeps its sign
 //! (and a decision its winner), and (3) the two ratios lie within their combined intervals:
-//! `|ln r_A − ln r_B| ≤ √(h_A² + h_B²)`, `h` each interval's half-width in logs. A run is
+//! `|ln r_A − ln r_B| ≤ √(h_A² + h_B²)`, `h` each interval's half-width in logs. An answer in
+//! words is reproduced by the same words. A run is
 //! reproduced when every comparison both runs made is. What only one run made is listed, not
 //! judged.
 
@@ -15,6 +19,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::analysis::comparison::{Comparison, Verdict};
+use crate::analysis::runtime::{LoopEntry, REFERENCE_LOOP};
 use crate::analysis::scenario::VsBaseline;
 use crate::analysis::{analyze, Report};
 use crate::results::Results;
@@ -26,6 +31,8 @@ struct Made {
     what: String,
     /// For a decision: the winner (its sign is who won).
     winner: Option<String>,
+    /// For an answer in words, the words (its ratio and interval are not judged).
+    answer: Option<String>,
     ratio: f64,
     low: f64,
     high: f64,
@@ -75,6 +82,7 @@ fn made(what: String, winner: Option<String>, c: &Comparison) -> Made {
     Made {
         what,
         winner,
+        answer: None,
         ratio: c.ratio.ratio,
         low: c.ratio.ci95_low,
         high: c.ratio.ci95_high,
@@ -129,10 +137,60 @@ fn comparisons(r: &Report) -> BTreeMap<String, Made> {
         let m = Made {
             what: what.clone(),
             winner: Some(d.winner.clone()),
+            answer: None,
             ratio: d.ratio.ratio,
             low: d.ratio.ci95_low,
             high: d.ratio.ci95_high,
             verdict: d.verdict.clone(),
+        };
+        out.insert(what, m);
+    }
+    for l in &r.loops {
+        for row in &l.rows {
+            for (lp, e) in l.loops.iter().zip(&row.entries) {
+                if let LoopEntry::Measured {
+                    paired: Some(c), ..
+                } = e
+                {
+                    let what = format!(
+                        "{}: {lp} against {REFERENCE_LOOP} ({}, Python {}), ms per batch",
+                        l.scenario, row.variant, row.python
+                    );
+                    out.insert(what.clone(), made(what, None, c));
+                }
+            }
+        }
+    }
+    for o in &r.ops {
+        for t in &o.tables {
+            let base = &t.pythons[0];
+            for row in &t.rows {
+                for (p, e) in t.pythons.iter().zip(&row.entries) {
+                    if let Some(c) = e.as_ref().and_then(|e| e.paired.as_ref()) {
+                        let what = format!(
+                            "{}: Python {p} against {base} ({}, {}), ns per op",
+                            o.scenario, row.op, t.event_loop
+                        );
+                        out.insert(what.clone(), made(what, None, c));
+                    }
+                }
+            }
+        }
+    }
+    for s in &r.slow_consumers {
+        let what = format!(
+            "{}: what {} did with the slow client (Python {})",
+            s.scenario, s.variant, s.python
+        );
+        let (room, slow) = s.effects();
+        let m = Made {
+            what: what.clone(),
+            winner: None,
+            answer: Some(format!("{}; {}", room.words(), slow.words())),
+            ratio: f64::NAN,
+            low: f64::NAN,
+            high: f64::NAN,
+            verdict: Verdict::NotSignificant,
         };
         out.insert(what, m);
     }
@@ -152,6 +210,9 @@ fn comparisons(r: &Report) -> BTreeMap<String, Made> {
 }
 
 fn outcome(m: &Made) -> String {
+    if let Some(words) = &m.answer {
+        return words.clone();
+    }
     let who = m
         .winner
         .as_deref()
@@ -167,6 +228,9 @@ fn outcome(m: &Made) -> String {
 
 /// Why B does not reproduce A on one comparison; None when it does.
 fn failure(a: &Made, b: &Made) -> Option<String> {
+    if a.answer.is_some() || b.answer.is_some() {
+        return (a.answer != b.answer).then(|| "a different answer".to_string());
+    }
     if class(&a.verdict) != class(&b.verdict) {
         return Some(format!(
             "the verdicts differ: {} against {}",
@@ -376,6 +440,7 @@ mod tests {
         let m = |ratio: f64, half: f64, verdict: Verdict| Made {
             what: String::new(),
             winner: None,
+            answer: None,
             ratio,
             low: ratio / (1.0 + half),
             high: ratio * (1.0 + half),
@@ -394,5 +459,12 @@ mod tests {
             failure(&m(1.01, 0.05, WithinNoise), &m(0.99, 0.05, NotSignificant)),
             None
         );
+        // An answer in words needs the same words.
+        let said = |words: &str| Made {
+            answer: Some(words.into()),
+            ..m(f64::NAN, 0.0, NotSignificant)
+        };
+        assert_eq!(failure(&said("stalled"), &said("stalled")), None);
+        assert!(failure(&said("stalled"), &said("went on")).is_some());
     }
 }

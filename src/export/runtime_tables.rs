@@ -212,6 +212,7 @@ pub fn loop_section(l: &LoopReport) -> Section {
                     ms,
                     vs_reference,
                     peak_rss_delta_mib,
+                    ..
                 } => {
                     let mut text = format!("{} ({}–{})", num(ms.median), num(ms.min), num(ms.max));
                     if let Some(r) = vs_reference {
