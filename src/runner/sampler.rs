@@ -62,7 +62,8 @@ pub fn tree_runtime_s(root: i32) -> f64 {
     procfs::tree(root).iter().map(|&p| runtime_s(p)).sum()
 }
 
-/// One process's scheduler runtime over its live threads plus its reaped children's CPU.
+/// One process's scheduler runtime over its live threads (its utime + stime when ended threads
+/// make that larger) plus its reaped children's CPU.
 fn runtime_s(pid: i32) -> f64 {
     let Some(stat) = procfs::PidStat::read(pid) else {
         return 0.0;
@@ -74,7 +75,11 @@ fn runtime_s(pid: i32) -> f64 {
     if runtimes.is_empty() {
         return stat.cpu_s(true);
     }
-    runtimes.iter().sum::<u64>() as f64 / 1e9 + (stat.cpu_s(true) - stat.cpu_s(false))
+    // The live threads' runtimes leave out the threads that have ended (a server's pool at its
+    // shutdown), which the whole process's utime + stime keep: whichever is larger, so that a
+    // thread ending between two readings does not take its CPU seconds out of the difference.
+    let live = runtimes.iter().sum::<u64>() as f64 / 1e9;
+    live.max(stat.cpu_s(false)) + (stat.cpu_s(true) - stat.cpu_s(false))
 }
 
 /// CPU seconds used by the tree: live processes plus children they already reaped.
@@ -168,6 +173,42 @@ mod tests {
         assert!(
             rt >= 0.15,
             "schedstat saw {rt:.3} s of {cpu:.3} s of utime + stime"
+        );
+    }
+
+    #[test]
+    fn a_thread_that_ended_keeps_its_cpu_in_the_runtime() {
+        // A child whose one extra thread works about 0.3 s of CPU and ends, while the process
+        // lives on: its runtime must still hold that thread's CPU.
+        let code = "import threading,time,sys\n\
+            def burn():\n    t=time.thread_time()\n    while time.thread_time()-t<0.3: pass\n    \
+            sys.stdout.write(f'{time.thread_time()}\\n'); sys.stdout.flush()\n\
+            th=threading.Thread(target=burn); th.start(); th.join(); time.sleep(60)";
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", code])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let thread_s: f64 = line.trim().parse().unwrap();
+        // The thread has printed; wait until it is gone from the process.
+        let start = std::time::Instant::now();
+        while procfs::tasks(pid).len() > 1 && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let rt = tree_runtime_s(pid);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // utime + stime count in 10 ms ticks, truncated.
+        assert!(
+            rt >= thread_s - 0.02,
+            "the process's runtime {rt:.3} s lost its ended thread's {thread_s:.3} s"
         );
     }
 
