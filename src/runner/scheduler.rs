@@ -170,15 +170,20 @@ pub fn run_interleaved(
             } else {
                 format!("round {}/{}", round + 1, plan.rounds)
             };
-            progress(
-                tally,
-                Event::Start {
-                    label: &label,
-                    cell: &specs[i].id,
-                },
-            );
             let mut attempt = 0;
             let outcome = loop {
+                // Every run, a repeat too, is announced, so the numbered lines count 1, 2, 3…
+                let shown = match attempt {
+                    0 => label.clone(),
+                    k => format!("{label}, repeat {k}/{}", plan.repeats),
+                };
+                progress(
+                    tally,
+                    Event::Start {
+                        label: &shown,
+                        cell: &specs[i].id,
+                    },
+                );
                 let outcome = exec.execute(&specs[i], (!warm).then_some(round));
                 tally.done += 1;
                 let spoiled = match &outcome {
