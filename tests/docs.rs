@@ -231,10 +231,15 @@ fn marker<'a>(line: &'a str, kind: &str) -> Option<&'a str> {
 /// A page's pasted terminal summaries: each `<!-- asynclab report docs/findings/NAME -->` line
 /// and the fenced block after it, as (findings page, block).
 fn pastes(text: &str) -> Vec<(String, String)> {
+    fenced_after(text, "asynclab report")
+}
+
+/// Each `<!-- KIND WHAT -->` line of a page and the fenced block after it, as (WHAT, block).
+fn fenced_after(text: &str, kind: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
-        let Some(page) = marker(line, "asynclab report") else {
+        let Some(page) = marker(line, kind) else {
             continue;
         };
         let fence = lines.next().unwrap_or_default();
@@ -287,6 +292,49 @@ fn pasted_summaries_are_what_the_lab_prints_for_their_committed_runs() {
         stale.is_empty(),
         "pastes that are not what the lab prints:\n{}",
         stale.join("\n\n")
+    );
+}
+
+/// The decision record `asynclab adr` writes for a committed findings page.
+fn written_adr(dir: &Path) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    findings_document(dir, tmp.path());
+    common::bin().arg("adr").arg(tmp.path()).assert().success();
+    std::fs::read_to_string(tmp.path().join("adr.md")).unwrap()
+}
+
+/// Every block after `<!-- lines of asynclab adr docs/findings/NAME -->` holds only whole lines
+/// of the record the lab writes for that committed run: an excerpt, never a typed figure.
+#[test]
+fn excerpts_of_a_decision_record_are_lines_the_lab_writes() {
+    let root = common::root();
+    let mut wrong = Vec::new();
+    let mut count = 0;
+    for file in pages() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let name = file.strip_prefix(&root).unwrap().display().to_string();
+        for (page, block) in fenced_after(&text, "lines of asynclab adr") {
+            let written = written_adr(&root.join(&page));
+            let before = wrong.len();
+            for line in block.lines() {
+                count += 1;
+                if !written.lines().any(|l| l == line) {
+                    wrong.push(format!("{name}: {line:?}"));
+                }
+            }
+            if wrong.len() > before {
+                wrong.push(format!("`asynclab adr {page}` writes now:\n{written}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "excerpts that are not lines of the record the lab writes:\n{}",
+        wrong.join("\n")
+    );
+    assert!(
+        count >= 1,
+        "no excerpt of a decision record found: docs/reading.md has one"
     );
 }
 
@@ -366,6 +414,12 @@ fn the_paste_and_quote_checks_see_their_markers() {
         pastes(text),
         [("docs/findings/x".to_string(), "l1\nl2".to_string())]
     );
+    let excerpt = "<!-- lines of asynclab adr docs/findings/y -->\n```\nl3\n```\n";
+    assert_eq!(
+        fenced_after(excerpt, "lines of asynclab adr"),
+        [("docs/findings/y".to_string(), "l3".to_string())]
+    );
+    assert!(pastes(excerpt).is_empty());
     assert_eq!(
         quotes(text),
         [
