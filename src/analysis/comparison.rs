@@ -32,6 +32,15 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// The lab's defaults: α and the noise threshold `run` uses unless told, fixed rounds, no
+    /// resolution floor.
+    pub const DEFAULT: Rule = Rule {
+        alpha: stats::ALPHA,
+        noise_threshold: stats::DEFAULT_NOISE_THRESHOLD,
+        looks: None,
+        floor: 0.0,
+    };
+
     /// The rule a run was analysed with: its significance level and noise threshold (the
     /// defaults where the document records none).
     pub fn of(method: &Method) -> Rule {

@@ -26,12 +26,7 @@ const BURST: f64 = 0.7;
 /// What going first in a round costs (a cold cache, a service that was idle).
 const FIRST_COST: f64 = 0.97;
 
-const RULE: Rule = Rule {
-    alpha: 0.05,
-    noise_threshold: 0.03,
-    looks: None,
-    floor: 0.0,
-};
+const RULE: Rule = Rule::DEFAULT;
 
 fn normal(rng: &mut Rng) -> f64 {
     let mut u = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;

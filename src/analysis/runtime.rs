@@ -428,15 +428,6 @@ mod tests {
     use super::*;
     use serde_json::{json, Value};
 
-    fn test_rule() -> Rule {
-        Rule {
-            alpha: crate::stats::ALPHA,
-            noise_threshold: 0.03,
-            looks: None,
-            floor: 0.0,
-        }
-    }
-
     /// An event_loops cell with one run that took `ms` for its batch.
     fn cell(variant: &str, event_loop: &str, streams: &str, ms: f64) -> Cell {
         let run: Value = json!({"round": 0, "wall_s": 1.0, "inside_wall_s": 1.0, "cpu_s": 1.0,
@@ -462,7 +453,7 @@ mod tests {
             cell("tcp_echo", "rsloop", "stdlib", 500.0),
         ];
         let refs: Vec<&Cell> = cells.iter().collect();
-        let report = loop_report("event_loops", &refs, test_rule()).unwrap();
+        let report = loop_report("event_loops", &refs, Rule::DEFAULT).unwrap();
         let labels: Vec<&str> = report.rows.iter().map(|r| r.variant.as_str()).collect();
         assert_eq!(
             labels,
@@ -491,7 +482,7 @@ mod tests {
         rsloop.runs.insert(0, busy);
         let cells = [cell("tcp_echo", "asyncio", "native", 700.0), rsloop];
         let refs: Vec<&Cell> = cells.iter().collect();
-        let report = loop_report("event_loops", &refs, test_rule()).unwrap();
+        let report = loop_report("event_loops", &refs, Rule::DEFAULT).unwrap();
         match &report.rows[0].entries[1] {
             LoopEntry::Measured { vs_reference, .. } => {
                 assert!((vs_reference.unwrap() - 300.0 / 700.0).abs() < 1e-9)
@@ -523,7 +514,7 @@ mod tests {
             timed("uvloop", &[300.0, 390.0, 280.0, 430.0]),
         ];
         let refs: Vec<&Cell> = cells.iter().collect();
-        let report = loop_report("event_loops", &refs, test_rule()).unwrap();
+        let report = loop_report("event_loops", &refs, Rule::DEFAULT).unwrap();
         let LoopEntry::Measured { paired, .. } = &report.rows[0].entries[1] else {
             panic!("uvloop measured")
         };

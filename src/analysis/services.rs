@@ -338,15 +338,6 @@ pub(crate) mod tests {
         c
     }
 
-    fn rule() -> Rule {
-        Rule {
-            alpha: crate::stats::ALPHA,
-            noise_threshold: 0.03,
-            looks: None,
-            floor: 0.0,
-        }
-    }
-
     #[test]
     fn the_crossover_lies_where_the_lead_changes_kind_and_is_not_assumed() {
         let cells = [
@@ -356,7 +347,7 @@ pub(crate) mod tests {
             cell("uvicorn", "async", 20.0, 600.0),
         ];
         let refs: Vec<&Cell> = cells.iter().collect();
-        let xs = kind_crossovers(&refs, rule(), &Floors::default());
+        let xs = kind_crossovers(&refs, Rule::DEFAULT, &Floors::default());
         assert_eq!(xs.len(), 1);
         let x = &xs[0];
         assert_eq!(
@@ -377,7 +368,7 @@ pub(crate) mod tests {
             cell("uvicorn", "async", 20.0, 140.0),
         ];
         let refs: Vec<&Cell> = swapped.iter().collect();
-        let f = finding(&kind_crossovers(&refs, rule(), &Floors::default())[0]);
+        let f = finding(&kind_crossovers(&refs, Rule::DEFAULT, &Floors::default())[0]);
         assert!(f.contains("from the lowest setting"), "{f}");
         // Equal throughput: no kind leads.
         let equal = [
@@ -385,7 +376,7 @@ pub(crate) mod tests {
             cell("uvicorn", "async", 0.0, 500.0),
         ];
         let refs: Vec<&Cell> = equal.iter().collect();
-        let f = finding(&kind_crossovers(&refs, rule(), &Floors::default())[0]);
+        let f = finding(&kind_crossovers(&refs, Rule::DEFAULT, &Floors::default())[0]);
         assert!(f.starts_with("No kind led significantly"), "{f}");
     }
 
