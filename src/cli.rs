@@ -52,6 +52,9 @@ pub enum Command {
     Pythons(crate::commands::pythons::PythonsArgs),
     /// Serve the mock HTTP server alone until Ctrl-C.
     MockServer(MockServerArgs),
+    /// Drive an HTTP address with the lab's load generator alone (open loop with --rate, as
+    /// wrk2 and oha -q do); one JSON line of what it saw.
+    Load(crate::commands::load::LoadArgs),
     /// Put a network distance in front of a TCP service: a delay line (round trip, jitter,
     /// bandwidth cap) on a loopback port, until Ctrl-C.
     DelayProxy(crate::commands::delay_proxy::DelayProxyArgs),

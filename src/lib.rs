@@ -77,6 +77,7 @@ pub fn run(opts: Opts) -> anyhow::Result<i32> {
         Command::Envs(a) => commands::envs::execute(&a),
         Command::Pythons(a) => commands::pythons::execute(&a),
         Command::MockServer(a) => commands::mock_server::execute(&a),
+        Command::Load(a) => commands::load::execute(&a),
         Command::DelayProxy(a) => commands::delay_proxy::execute(&a),
         Command::SelfCheck(args) => commands::self_check::execute(&args),
         Command::Doctor(a) => commands::doctor::execute(&a),

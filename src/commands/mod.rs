@@ -38,6 +38,7 @@ pub mod envs;
 pub mod export;
 pub mod fanout_cell;
 pub mod list;
+pub mod load;
 pub mod loadgen;
 pub mod loadgen_cell;
 pub mod mock_server;

@@ -7,6 +7,7 @@
 //! (1–15 ms, seen a few times an hour on the 2-core VM) lands in a single repeat's p99, and
 //! every repeat is printed.
 
+mod generators;
 mod oha;
 
 use std::path::PathBuf;
@@ -32,6 +33,10 @@ pub struct SelfCheckArgs {
     /// it): both drive uvicorn open loop at half its capacity; p50 and p99 must agree.
     #[arg(long, value_name = "PATH", requires = "python")]
     pub oha: Option<PathBuf>,
+    /// Also run the lab's generator beside wrk at this path, closed loop, in the side-by-side
+    /// table of what each generator costs per request (`make bench` installs Debian's wrk).
+    #[arg(long, value_name = "PATH", requires = "oha")]
+    pub wrk: Option<PathBuf>,
     /// A results document (results.json) with `--rates auto` service sweeps: the generator is
     /// checked at ten times the fastest knee in it instead of at fixed rates.
     #[arg(long, value_name = "RESULTS")]
@@ -39,6 +44,10 @@ pub struct SelfCheckArgs {
     /// The environment's Python the cross-check runs uvicorn with.
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
+    /// Only the load generator's checks: its schedule at the check's rates and, with --oha,
+    /// the cross-check and the side-by-side table (what docs/findings/generator.txt holds).
+    #[arg(long)]
+    pub only_generator: bool,
     /// Folder with catalogue.toml and the services' apps.
     #[arg(long, default_value = "workloads")]
     pub workloads: PathBuf,
@@ -63,6 +72,35 @@ pub fn execute(args: &SelfCheckArgs) -> anyhow::Result<i32> {
         load[2]
     );
     println!("CPU wake-up latency: {}", hold.detail);
+    let mut fit = true;
+    if !args.only_generator {
+        fit &= timers()?;
+    }
+    let rates = generator_rates(args.knee_from.as_deref())?;
+    for &rate in &rates {
+        let mut p99s = Vec::new();
+        for repeat in 1..=REPEATS {
+            let check = generator::check(rate)?;
+            println!("repeat {repeat} of {REPEATS}: {check}");
+            fit &= check.lost == 0;
+            p99s.push(check.overshoot_p99_ms);
+        }
+        fit &= judged(
+            &format!("load generator at {rate:.0}/s: corrected p99 above the server's delay"),
+            &p99s,
+            generator::MAX_OVERSHOOT_P99_MS,
+        );
+    }
+    if let (Some(path), Some(python)) = (&args.oha, &args.python) {
+        fit &= oha::check(path, &args.workloads, python)?;
+        fit &= generators::compare(path, args.wrk.as_deref(), &rates)?;
+    }
+    drop(hold);
+    Ok(if fit { 0 } else { 1 })
+}
+
+/// The mock server's and the delay line's timer checks, printed; whether all are fit.
+fn timers() -> anyhow::Result<bool> {
     let mut fit = true;
     let report = selfcheck::run(selfcheck::SelfCheckOpts::default())?;
     println!("{report}");
@@ -105,25 +143,7 @@ pub fn execute(args: &SelfCheckArgs) -> anyhow::Result<i32> {
             delay_check::bound_ms(rtt_ms),
         );
     }
-    for rate in generator_rates(args.knee_from.as_deref())? {
-        let mut p99s = Vec::new();
-        for repeat in 1..=REPEATS {
-            let check = generator::check(rate)?;
-            println!("repeat {repeat} of {REPEATS}: {check}");
-            fit &= check.lost == 0;
-            p99s.push(check.overshoot_p99_ms);
-        }
-        fit &= judged(
-            &format!("load generator at {rate:.0}/s: corrected p99 above the server's delay"),
-            &p99s,
-            generator::MAX_OVERSHOOT_P99_MS,
-        );
-    }
-    if let (Some(path), Some(python)) = (&args.oha, &args.python) {
-        fit &= oha::check(path, &args.workloads, python)?;
-    }
-    drop(hold);
-    Ok(if fit { 0 } else { 1 })
+    Ok(fit)
 }
 
 /// The rates the generator is checked at: [`generator::HEADROOM`] times the fastest knee in the

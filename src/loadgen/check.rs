@@ -2,7 +2,7 @@
 //! (`workloads/services/handlers.py` computes them; this checks them), so a server that
 //! answers wrongly is counted as failing, not as fast.
 
-use serde_json::Value;
+use serde::Deserialize;
 
 /// The seeded table's value for `id` (`src/services/postgres/seed.sql`).
 pub fn item_value(id: i64) -> i64 {
@@ -75,25 +75,22 @@ impl Endpoint {
                 Err(format!("wrong answer: /plain gave {}", preview(body)))
             };
         }
-        let v: Value = serde_json::from_slice(body)
-            .map_err(|_| format!("wrong answer: not JSON: {}", preview(body)))?;
-        let int = |v: &Value, key: &str| v.get(key).and_then(Value::as_i64);
+        // Typed reads: the fields checked are parsed, the rest skipped, no JSON tree built.
         let ok = match self {
             Endpoint::Plain | Endpoint::Status { .. } => unreachable!("answered above"),
-            Endpoint::Db { queries } => {
-                let row_ok = |r: &Value| matches!((int(r, "id"), int(r, "value")), (Some(id), Some(value)) if (1..=100_000).contains(&id) && value == item_value(id));
-                match (queries, &v) {
-                    (None, r) => row_ok(r),
-                    (Some(n), Value::Array(rows)) => rows.len() == *n && rows.iter().all(row_ok),
-                    _ => false,
-                }
+            Endpoint::Db { queries: None } => parse::<Row>(body)?.is_right(),
+            Endpoint::Db { queries: Some(n) } => {
+                let rows: Vec<Row> = parse(body)?;
+                rows.len() == *n && rows.iter().all(Row::is_right)
             }
             Endpoint::Upstream { bytes, .. } => {
-                int(&v, "status") == Some(200) && int(&v, "bytes") == Some(*bytes as i64)
+                let a: UpstreamAnswer = parse(body)?;
+                a.status == Some(200) && a.bytes == Some(*bytes as i64)
             }
             Endpoint::Cpu { items } => {
+                let a: CpuAnswer = parse(body)?;
                 let want: i64 = (1..=*items as i64).map(item_value).sum();
-                int(&v, "items") == Some(*items as i64) && int(&v, "checksum") == Some(want)
+                a.items == Some(*items as i64) && a.checksum == Some(want)
             }
         };
         if ok {
@@ -106,6 +103,37 @@ impl Endpoint {
             ))
         }
     }
+}
+
+/// A row of `/db`.
+#[derive(Deserialize)]
+struct Row {
+    id: Option<i64>,
+    value: Option<i64>,
+}
+
+impl Row {
+    fn is_right(&self) -> bool {
+        matches!((self.id, self.value), (Some(id), Some(value)) if (1..=100_000).contains(&id) && value == item_value(id))
+    }
+}
+
+#[derive(Deserialize)]
+struct UpstreamAnswer {
+    status: Option<i64>,
+    bytes: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct CpuAnswer {
+    items: Option<i64>,
+    checksum: Option<i64>,
+}
+
+/// `body` read as `T`; an answer that is not JSON of that shape is a wrong answer.
+fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, String> {
+    serde_json::from_slice(body)
+        .map_err(|_| format!("wrong answer: not the JSON asked for: {}", preview(body)))
 }
 
 fn preview(body: &[u8]) -> String {

@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{connect, one_request, Load, Sender, ERROR_SAMPLES};
+use super::{checked_request, connect, http1::Request, Load, Sender, ERROR_SAMPLES};
 
 /// Connections being opened at once.
 pub const OPENING: usize = 16;
@@ -113,7 +113,21 @@ async fn open_one(
     };
     let mut slot = Some(sender);
     let mut connects = 0;
-    one_request(load, &mut slot, &mut connects).await?;
+    let req = Request::get(addr, &load.endpoint.path());
+    match tokio::time::timeout(
+        load.timeout,
+        checked_request(&req, load, &mut slot, &mut connects),
+    )
+    .await
+    {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(format!(
+                "timeout: no answer within {:.1} s",
+                load.timeout.as_secs_f64()
+            ))
+        }
+    }
     slot.ok_or_else(|| "the connection was lost".to_string())
 }
 

@@ -15,23 +15,27 @@
 //! be. Each response is checked ([`check::Endpoint`]); a wrong answer, a non-2xx status, a
 //! timeout or a refused connection is an error, counted and never timed.
 //!
-//! Deadlines are [`precise_timer`](crate::services::precise_timer) sleeps (a fraction of a
-//! millisecond late, where tokio's timer wheel is up to 2 ms late).
+//! Everything runs on the caller's tokio runtime, one thread in the service cells: the
+//! schedule's deadlines are a `timerfd` in its event loop ([`pacer`]), timeouts are one
+//! watchdog task's ([`watchdog`]), and requests go over the generator's own HTTP/1.1 client
+//! ([`http1`]), so a request costs no wake from another thread and no timer of its own.
 
 pub mod check;
 pub mod fanout;
 pub mod hold;
+pub mod http1;
+pub mod pacer;
 pub mod selfcheck;
 pub mod slow;
+pub mod watchdog;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
-use hyper::client::conn::http1::SendRequest;
-
-use crate::services::precise_timer;
+use http1::Request;
+use pacer::Pacer;
+use watchdog::{Slot, Watchdog};
 
 pub use check::Endpoint;
 
@@ -144,8 +148,8 @@ impl Outcome {
     }
 }
 
-/// A keep-alive connection's sending half; the connection closes when it is dropped.
-pub type Sender = SendRequest<Empty<Bytes>>;
+/// A keep-alive connection; it closes when dropped.
+pub type Sender = http1::Conn;
 
 /// One connection's share.
 #[derive(Default)]
@@ -181,32 +185,78 @@ pub async fn run(load: &Load) -> Outcome {
 /// `open[c]`; missing or `None`: opened on its first request) and hands every connection back
 /// as the load left it, so a caller holding them keeps them open.
 pub async fn run_over(load: &Load, open: Vec<Option<Sender>>) -> (Outcome, Vec<Option<Sender>>) {
-    let t0 = Instant::now();
     let n = load.connections.max(1);
+    let mut out = Outcome::default();
+    let pacer = if load.rate_per_s > 0.0 {
+        match Pacer::new() {
+            Ok(p) => Some(p),
+            Err(e) => {
+                out.errors = load.scheduled();
+                out.error_samples.push(format!("the schedule's timer: {e}"));
+                return (out, open);
+            }
+        }
+    } else {
+        None
+    };
+    let t0 = Instant::now();
+    let req = Request::get(load.addr, &load.endpoint.path());
+    let dog = Watchdog::new(n, load.timeout, t0);
     let mut open = open.into_iter();
     let mut tasks = tokio::task::JoinSet::new();
+    let mut releases = Vec::with_capacity(n);
     for c in 0..n {
-        let load = load.clone();
-        let start = open.next().flatten();
-        tasks.spawn(async move { (c, connection(&load, c, t0, start).await) });
-    }
-    let mut out = Outcome::default();
-    let mut indexed = Vec::new();
-    let mut senders: Vec<Option<Sender>> = (0..n).map(|_| None).collect();
-    while let Some(r) = tasks.join_next().await {
-        let mut c = match r {
-            Ok((i, mut c)) => {
-                senders[i] = c.sender.take();
-                c
-            }
-            Err(e) => {
-                let mut c = ConnOutcome::default();
-                c.fail(format!("load task failed: {e}"));
-                c
-            }
+        let released = pacer.is_some().then(|| {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            releases.push(tx);
+            rx
+        });
+        let share = Share {
+            load: load.clone(),
+            req: req.clone(),
+            slot: dog.slots[c].clone(),
+            c,
+            t0,
+            released,
         };
-        indexed.append(&mut c.samples);
-        out.absorb(c);
+        let start = open.next().flatten();
+        tasks.spawn(async move { (c, share.run(start).await) });
+    }
+    let watching = tokio::spawn(dog.watch());
+    let pacing = async {
+        match pacer {
+            Some(p) => pace(p, load, t0, releases).await,
+            None => Ok(()),
+        }
+    };
+    let collecting = async {
+        let mut indexed = Vec::new();
+        let mut senders: Vec<Option<Sender>> = (0..n).map(|_| None).collect();
+        let mut got = Outcome::default();
+        while let Some(r) = tasks.join_next().await {
+            let mut c = match r {
+                Ok((i, mut c)) => {
+                    senders[i] = c.sender.take();
+                    c
+                }
+                Err(e) => {
+                    let mut c = ConnOutcome::default();
+                    c.fail(format!("load task failed: {e}"));
+                    c
+                }
+            };
+            indexed.append(&mut c.samples);
+            got.absorb(c);
+        }
+        (got, indexed, senders)
+    };
+    let (paced, (got, mut indexed, senders)) = tokio::join!(pacing, collecting);
+    watching.abort();
+    out = got;
+    if let Err((unreleased, why)) = paced {
+        out.errors += unreleased;
+        out.error_samples.insert(0, why);
+        out.error_samples.truncate(ERROR_SAMPLES);
     }
     out.elapsed = t0.elapsed();
     indexed.sort_by_key(|(i, _)| *i);
@@ -214,131 +264,259 @@ pub async fn run_over(load: &Load, open: Vec<Option<Sender>>) -> (Outcome, Vec<O
     (out, senders)
 }
 
+/// Request `i`'s intended start.
+fn intended(t0: Instant, i: usize, rate_per_s: f64) -> Instant {
+    t0 + Duration::from_secs_f64(i as f64 / rate_per_s)
+}
+
+/// The schedule: request `i` is released to connection `i mod n` once its intended start has
+/// passed, every request due at a wake in that wake. On a failed timer: the requests it did not
+/// release and why.
+async fn pace(
+    mut pacer: Pacer,
+    load: &Load,
+    t0: Instant,
+    releases: Vec<tokio::sync::mpsc::UnboundedSender<usize>>,
+) -> Result<(), (usize, String)> {
+    let total = load.scheduled();
+    let n = releases.len();
+    let mut i = 0;
+    while i < total {
+        if let Err(e) = pacer.until(intended(t0, i, load.rate_per_s)).await {
+            return Err((total - i, format!("the schedule's timer: {e}")));
+        }
+        let now = Instant::now();
+        while i < total && intended(t0, i, load.rate_per_s) <= now {
+            // A connection's task ends only once its releases are closed: this cannot fail.
+            let _ = releases[i % n].send(i);
+            i += 1;
+        }
+    }
+    Ok(())
+}
+
 fn ns_since(t0: Instant) -> u64 {
     t0.elapsed().as_nanos() as u64
 }
 
-/// Connection `c`'s requests: its share of the schedule, or back to back until the duration
-/// has passed.
-async fn connection(load: &Load, c: usize, t0: Instant, start: Option<Sender>) -> ConnOutcome {
-    let mut out = ConnOutcome::default();
-    let mut sender = start;
-    let give_up = t0 + 2 * load.duration;
-    let n = load.connections.max(1);
-    let open = load.rate_per_s > 0.0;
-    let mut i = c;
-    loop {
-        let intended = if open {
-            if i >= load.scheduled() {
-                break;
-            }
-            let at = t0 + Duration::from_secs_f64(i as f64 / load.rate_per_s);
-            precise_timer::sleep_until(at).await;
-            if Instant::now() >= give_up {
-                out.abandoned += (load.scheduled() - i).div_ceil(n);
-                break;
-            }
-            at
-        } else {
-            let now = Instant::now();
-            if now >= t0 + load.duration {
-                break;
-            }
-            now
-        };
-        let index = i;
-        i += n;
-        let intended_ns = intended.saturating_duration_since(t0).as_nanos() as u64;
-        let sent_ns = ns_since(t0);
-        out.sent += 1;
-        out.last_send_ns = out.last_send_ns.max(sent_ns);
-        let lag_ms = sent_ns.saturating_sub(intended_ns) as f64 / 1e6;
-        out.max_start_lag_ms = out.max_start_lag_ms.max(lag_ms);
-        match one_request(load, &mut sender, &mut out.connects).await {
-            Ok(()) => {
-                let done_ns = ns_since(t0);
-                out.samples.push((
-                    index,
-                    Sample {
-                        intended_ns: if open { intended_ns } else { sent_ns },
-                        sent_ns,
-                        done_ns,
-                    },
-                ));
-            }
-            Err(m) => {
-                out.fail(m);
-                sender = None;
-            }
-        }
-    }
-    out.sender = sender;
-    out
+/// One connection's part of a load.
+struct Share {
+    load: Load,
+    req: Request,
+    slot: Arc<Slot>,
+    c: usize,
+    t0: Instant,
+    /// Open loop: the schedule's requests released to it, by index; closed loop: none.
+    released: Option<tokio::sync::mpsc::UnboundedReceiver<usize>>,
 }
 
-/// Sends one request on the connection (opening it first when there is none or the server
-/// closed it, counted in `connects`) and checks the answer.
-async fn one_request(
+impl Share {
+    /// Its requests: those the schedule releases to it, or back to back until the duration
+    /// has passed.
+    async fn run(mut self, start: Option<Sender>) -> ConnOutcome {
+        let load = &self.load;
+        let mut out = ConnOutcome::default();
+        let mut conn = start;
+        let give_up = self.t0 + 2 * load.duration;
+        let n = load.connections.max(1);
+        let mut closed_index = self.c;
+        let mut seq = 0u64;
+        loop {
+            let (index, intended_ns) = match &mut self.released {
+                Some(rx) => {
+                    let Some(i) = rx.recv().await else { break };
+                    if Instant::now() >= give_up {
+                        out.abandoned += 1;
+                        continue;
+                    }
+                    let at = intended(self.t0, i, load.rate_per_s);
+                    (
+                        i,
+                        Some(at.saturating_duration_since(self.t0).as_nanos() as u64),
+                    )
+                }
+                None => {
+                    if self.t0.elapsed() >= load.duration {
+                        break;
+                    }
+                    closed_index += n;
+                    (closed_index - n, None)
+                }
+            };
+            let sent_ns = ns_since(self.t0);
+            // Closed loop: a request is intended when it is sent.
+            let intended_ns = intended_ns.unwrap_or(sent_ns);
+            out.sent += 1;
+            out.last_send_ns = out.last_send_ns.max(sent_ns);
+            let lag_ms = sent_ns.saturating_sub(intended_ns) as f64 / 1e6;
+            out.max_start_lag_ms = out.max_start_lag_ms.max(lag_ms);
+            seq += 1;
+            let work = checked_request(&self.req, load, &mut conn, &mut out.connects);
+            match self.slot.guard(seq, sent_ns, work).await {
+                Some(Ok(())) => {
+                    let done_ns = ns_since(self.t0);
+                    out.samples.push((
+                        index,
+                        Sample {
+                            intended_ns,
+                            sent_ns,
+                            done_ns,
+                        },
+                    ));
+                }
+                Some(Err(m)) => {
+                    out.fail(m);
+                    conn = None;
+                }
+                None => {
+                    out.fail(format!(
+                        "timeout: no answer within {:.1} s",
+                        load.timeout.as_secs_f64()
+                    ));
+                    conn = None;
+                }
+            }
+        }
+        out.sender = conn;
+        out
+    }
+}
+
+/// Sends `req` on the connection (opening it first when there is none or the server closed
+/// it, counted in `connects`) and checks the answer. No timeout: the caller holds it to one.
+async fn checked_request(
+    req: &Request,
     load: &Load,
-    sender: &mut Option<Sender>,
+    conn: &mut Option<Sender>,
     connects: &mut usize,
 ) -> Result<(), String> {
-    let work = async {
-        if sender.as_ref().is_none_or(|s| s.is_closed()) {
-            *sender = Some(connect(load.addr).await?);
-            *connects += 1;
-        }
-        let s = sender.as_mut().expect("connected above");
-        s.ready().await.map_err(|e| format!("connection: {e}"))?;
-        let req = hyper::Request::get(load.endpoint.path())
-            .header(hyper::header::HOST, load.addr.to_string())
-            .body(Empty::new())
-            .map_err(|e| format!("request: {e}"))?;
-        let resp = s
-            .send_request(req)
-            .await
-            .map_err(|e| format!("request: {e}"))?;
-        let status = resp.status();
-        let body = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| format!("body: {e}"))?
-            .to_bytes();
-        if !status.is_success() {
-            // The services under test answer a failed handler with its one-line reason: keep
-            // its start, so the error samples say why.
-            let why = String::from_utf8_lossy(&body[..body.len().min(160)]);
-            let why = why.lines().next().unwrap_or("").trim();
-            return Err(if why.is_empty() {
-                format!("HTTP {}", status.as_u16())
-            } else {
-                format!("HTTP {}: {why}", status.as_u16())
-            });
-        }
-        load.endpoint.check(&body)
-    };
-    match tokio::time::timeout(load.timeout, work).await {
-        Ok(r) => r,
-        Err(_) => Err(format!(
-            "timeout: no answer within {:.1} s",
-            load.timeout.as_secs_f64()
-        )),
+    if !conn.as_ref().is_some_and(Sender::reusable) {
+        *conn = Some(connect(load.addr).await?);
+        *connects += 1;
     }
+    let answer = conn
+        .as_mut()
+        .expect("connected above")
+        .exchange(req)
+        .await?;
+    if !(200..300).contains(&answer.status) {
+        // The services under test answer a failed handler with its one-line reason: keep its
+        // start, so the error samples say why.
+        let body = answer.body;
+        let why = String::from_utf8_lossy(&body[..body.len().min(160)]);
+        let why = why.lines().next().unwrap_or("").trim();
+        return Err(if why.is_empty() {
+            format!("HTTP {}", answer.status)
+        } else {
+            format!("HTTP {}: {why}", answer.status)
+        });
+    }
+    load.endpoint.check(answer.body)
 }
 
-/// Opens a keep-alive HTTP/1.1 connection (TCP_NODELAY), its driver on a task of its own.
+/// Opens a keep-alive HTTP/1.1 connection (TCP_NODELAY).
 async fn connect(addr: SocketAddr) -> Result<Sender, String> {
-    let stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .map_err(|e| format!("connect {addr}: {e}"))?;
-    let _ = stream.set_nodelay(true);
-    let io = hyper_util::rt::TokioIo::new(stream);
-    let (sender, conn) = hyper::client::conn::http1::handshake(io)
-        .await
-        .map_err(|e| format!("handshake {addr}: {e}"))?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    Ok(sender)
+    http1::Conn::open(addr).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A server that answers every request on every connection with `answer`.
+    async fn always(answer: &'static [u8]) -> SocketAddr {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = l.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 4096];
+                    let mut got = Vec::new();
+                    loop {
+                        match s.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => got.extend_from_slice(&buf[..n]),
+                        }
+                        while let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+                            got.drain(..end + 4);
+                            if s.write_all(answer).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    fn db_load(addr: SocketAddr, rate_per_s: f64) -> Load {
+        Load {
+            addr,
+            endpoint: Endpoint::Db { queries: None },
+            connections: 2,
+            rate_per_s,
+            duration: Duration::from_millis(200),
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_wrong_db_value_is_an_error_and_a_right_one_is_timed() {
+        let wrong =
+            always(b"HTTP/1.1 200 OK\r\nContent-Length: 22\r\n\r\n{\"id\": 2, \"value\": 1}\n")
+                .await;
+        for rate in [0.0, 100.0] {
+            let out = run(&db_load(wrong, rate)).await;
+            assert!(
+                out.samples.is_empty() && out.errors > 0,
+                "rate {rate}: {out:?}"
+            );
+            assert!(
+                out.error_samples[0].contains("wrong answer: /db"),
+                "{:?}",
+                out.error_samples
+            );
+        }
+        let right =
+            always(b"HTTP/1.1 200 OK\r\nContent-Length: 26\r\n\r\n{\"id\": 2, \"value\": 15838}\n")
+                .await;
+        let out = run(&db_load(right, 100.0)).await;
+        assert_eq!(
+            (out.errors, out.samples.len(), out.connects),
+            (0, 20, 2),
+            "{out:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_times_out_once_per_request() {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        // Accepts and holds every connection, reading nothing.
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((s, _)) = l.accept().await {
+                held.push(s);
+            }
+        });
+        let load = Load {
+            timeout: Duration::from_millis(100),
+            ..db_load(addr, 20.0)
+        };
+        let start = Instant::now();
+        let out = run(&load).await;
+        assert_eq!(
+            (out.samples.len(), out.errors, out.sent),
+            (0, 4, 4),
+            "{out:?}"
+        );
+        assert!(out.error_samples.iter().all(|m| m.starts_with("timeout")));
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+    }
 }

@@ -76,13 +76,24 @@ impl std::fmt::Display for GeneratorCheck {
 
 /// `asynclab mock-server` on a free loopback port, pinned to `cpus`; stopped (SIGTERM, then
 /// waited for) when dropped, and killed with the driver (`PR_SET_PDEATHSIG`).
-struct ServerProcess {
+pub struct ServerProcess {
     child: Child,
     addr: SocketAddr,
 }
 
 impl ServerProcess {
-    fn start(cpus: &[usize]) -> anyhow::Result<ServerProcess> {
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Starts it pinned to `cpus` (empty: not pinned).
+    pub fn start(cpus: &[usize]) -> anyhow::Result<ServerProcess> {
         let me = std::env::current_exe()
             .map_err(|e| anyhow::anyhow!("cannot find the asynclab binary: {e}"))?;
         let mut cmd = Command::new(me);
