@@ -454,6 +454,24 @@ fn the_self_check_output_quoted_in_the_docs_is_a_committed_runs() {
             "docs/delay-line.md quotes a self-check line that no committed output under docs/findings/ holds: {line:?}"
         );
     }
+    // Elsewhere an excerpt names its file: `<!-- self-check docs/findings/FILE -->`, then the
+    // fenced block.
+    let services = std::fs::read_to_string(common::root().join("docs/services.md")).unwrap();
+    let excerpts = fenced_after(&services, "self-check");
+    assert!(
+        !excerpts.is_empty(),
+        "docs/services.md quotes no self-check output"
+    );
+    for (file, block) in excerpts {
+        let output = std::fs::read_to_string(common::root().join(&file))
+            .unwrap_or_else(|e| panic!("docs/services.md quotes {file}: {e}"));
+        for line in block.lines() {
+            assert!(
+                output.lines().any(|l| l == line),
+                "docs/services.md quotes a line {file} does not hold: {line:?}"
+            );
+        }
+    }
 }
 
 /// Each findings folder with a second run beside its first (`second/`): the pair reproduces, or

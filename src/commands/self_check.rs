@@ -9,6 +9,7 @@
 
 mod generators;
 mod oha;
+mod servers;
 
 use std::path::PathBuf;
 
@@ -33,8 +34,9 @@ pub struct SelfCheckArgs {
     /// it): both drive uvicorn open loop at half its capacity; p50 and p99 must agree.
     #[arg(long, value_name = "PATH", requires = "python")]
     pub oha: Option<PathBuf>,
-    /// Also run the lab's generator beside wrk at this path, closed loop, in the side-by-side
-    /// table of what each generator costs per request (`make bench` installs Debian's wrk).
+    /// Also run the lab's generator beside wrk at this path, closed loop: in the side-by-side
+    /// table of what each generator costs per request, and on every HTTP server under test,
+    /// whose throughputs must agree (`make bench` installs Debian's wrk).
     #[arg(long, value_name = "PATH", requires = "oha")]
     pub wrk: Option<PathBuf>,
     /// A results document (results.json) with `--rates auto` service sweeps: the generator is
@@ -94,6 +96,9 @@ pub fn execute(args: &SelfCheckArgs) -> anyhow::Result<i32> {
     if let (Some(path), Some(python)) = (&args.oha, &args.python) {
         fit &= oha::check(path, &args.workloads, python)?;
         fit &= generators::compare(path, args.wrk.as_deref(), &rates)?;
+        if let Some(wrk) = &args.wrk {
+            fit &= servers::check(wrk, &args.workloads, python)?;
+        }
     }
     drop(hold);
     Ok(if fit { 0 } else { 1 })
